@@ -1,0 +1,155 @@
+"""Where a notebook's outputs go, written atomically: figures, numbers and claim checks.
+
+A notebook makes one :class:`Recorder`, adds the numbers behind each figure, records every
+paper claim it tests with a verdict that can be false, saves its figures, and calls
+:meth:`Recorder.save` at the end.  Files are written to a temporary name and moved into
+place (``os.replace``), so an interrupted run never leaves a half-written file.
+
+Layout (``root`` is the project root, or ``$FLDP_OUTPUT_DIR`` when set)::
+
+    full mode:   root/figures/<paper>/<name>.png     root/results/<paper>/<notebook>.json
+    quick mode:  root/build/quick/figures/...        root/build/quick/results/...
+
+Quick (CI-size) runs go under ``build/quick`` so that they never overwrite the committed
+full-mode figures.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+def output_root(quick: bool) -> Path:
+    """Root under which ``figures/`` and ``results/`` are written."""
+    env = os.environ.get("FLDP_OUTPUT_DIR")
+    if env:
+        return Path(env)
+    return PROJECT_ROOT / "build" / "quick" if quick else PROJECT_ROOT
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` via a temporary file in the same folder + rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_json(path: Path, obj: Any) -> None:
+    """Serialise ``obj`` (tensors and numpy values included) to JSON atomically."""
+    text = json.dumps(_jsonable(obj), indent=2, sort_keys=False, allow_nan=True)
+    atomic_write_bytes(Path(path), (text + "\n").encode())
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if hasattr(obj, "tolist"):  # numpy arrays/scalars, torch tensors
+        return _jsonable(obj.tolist())
+    if isinstance(obj, float) and (math.isnan(obj) or math.isinf(obj)):
+        return None if math.isnan(obj) else ("inf" if obj > 0 else "-inf")
+    if isinstance(obj, (bool, int, float, str)) or obj is None:
+        return obj
+    if isinstance(obj, Path):
+        return str(obj)
+    return repr(obj)
+
+
+class Recorder:
+    """Collects one notebook's numbers, figures and claim verdicts.
+
+    >>> rec = Recorder("wei2020", "02_global_dp", quick=True, params={"seed": 0})
+    >>> rec.add("sigma_D", {"T": [10, 20], "sigma": [0.0, 0.01]})
+    >>> rec.claim("Lemma 1", "measured sensitivity <= 2C/m", passed=True,
+    ...           measured={"max_ratio": 0.93})
+    """
+
+    def __init__(self, paper: str, notebook: str, *, quick: bool, params: dict | None = None):
+        self.paper, self.notebook, self.quick = paper, notebook, bool(quick)
+        self.params = dict(params or {})
+        self.root = output_root(self.quick)
+        self.data: dict[str, Any] = {}
+        self.claims: list[dict[str, Any]] = []
+        self.figures: list[str] = []
+        self._t0 = time.time()
+
+    @property
+    def figure_dir(self) -> Path:
+        return self.root / "figures" / self.paper
+
+    @property
+    def results_path(self) -> Path:
+        return self.root / "results" / self.paper / f"{self.notebook}.json"
+
+    def add(self, key: str, value: Any) -> Any:
+        """Store the numbers behind a figure or table under ``key``; returns ``value``."""
+        self.data[key] = value
+        return value
+
+    def claim(self, claim_id: str, statement: str, *, passed: bool,
+              measured: Any = None, expected: Any = None, note: str = "") -> bool:
+        """Record a paper claim with its measured numbers and a verdict; prints it.
+
+        ``passed`` must be computed from the measurement (it can be False): a failed claim
+        is a finding to report, not an error, so this never raises.
+        """
+        passed = bool(passed)
+        entry = {"id": claim_id, "statement": statement, "passed": passed,
+                 "measured": _jsonable(measured), "expected": _jsonable(expected),
+                 "note": note}
+        self.claims.append(entry)
+        verdict = "PASS" if passed else "FAIL"
+        print(f"[{verdict}] {claim_id}: {statement}")
+        if measured is not None:
+            print(f"        measured: {entry['measured']}")
+        if expected is not None:
+            print(f"        expected: {entry['expected']}")
+        if note:
+            print(f"        note: {note}")
+        return passed
+
+    def savefig(self, fig, name: str, dpi: int = 130) -> Path:
+        """Save a matplotlib figure as ``<figure_dir>/<name>.png`` atomically."""
+        import io
+
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+        path = self.figure_dir / f"{name}.png"
+        atomic_write_bytes(path, buf.getvalue())
+        rel = str(path.relative_to(self.root)) if path.is_relative_to(self.root) else str(path)
+        if rel not in self.figures:
+            self.figures.append(rel)
+        return path
+
+    def save(self) -> Path:
+        """Write ``results/<paper>/<notebook>.json`` atomically and print a summary."""
+        payload = {
+            "paper": self.paper, "notebook": self.notebook, "quick": self.quick,
+            "params": self.params, "wall_time_s": round(time.time() - self._t0, 3),
+            "figures": self.figures, "claims": self.claims, "data": self.data,
+        }
+        atomic_write_json(self.results_path, payload)
+        manifest = os.environ.get("FLDP_RUN_MANIFEST")  # set by `fldp reproduce`
+        if manifest:
+            with open(manifest, "a", encoding="utf-8") as fh:
+                fh.write(f"{self.results_path.resolve()}\n")
+        n_pass = sum(c["passed"] for c in self.claims)
+        print(f"saved {self.results_path} ({n_pass}/{len(self.claims)} claims hold, "
+              f"{len(self.figures)} figures)")
+        return self.results_path

@@ -1,0 +1,455 @@
+"""Tests for fldp.mechanisms: every number is worked out here, or checked against an
+independent oracle (numerical integration of the privacy-loss definition, closed forms,
+dp_accounting's own implementation), never against this module's earlier output."""
+from __future__ import annotations
+
+import math
+
+import dp_accounting
+import numpy as np
+import pytest
+import torch
+from scipy import integrate, special, stats
+
+from fldp import mechanisms as m
+
+
+def gen(seed: int) -> torch.Generator:
+    g = torch.Generator()
+    g.manual_seed(seed)
+    return g
+
+
+# ----------------------------------------------------------------------------- classic
+
+
+def test_classic_c_and_sigma_small_eps():
+    # delta = 1e-5: c = sqrt(2 ln(1.25e5)) = sqrt(2 * 11.736069) = sqrt(23.472138) = 4.844805
+    c = m.classic_gaussian_c(1e-5)
+    assert c == pytest.approx(math.sqrt(2 * math.log(125_000)), rel=1e-15)
+    assert c == pytest.approx(4.844805, abs=1e-6)
+    # eps = 0.5, Delta = 1: sigma = 4.844805 / 0.5 = 9.689610
+    assert m.classic_gaussian_sigma(0.5, 1e-5, 1.0) == pytest.approx(9.689610, abs=1e-6)
+    assert m.classic_gaussian_valid(0.5) is True
+    assert m.classic_gaussian_valid(1.0) is False
+
+
+def test_classic_sigma_wei_setting():
+    # Wei et al. 2020 Sec. VI: delta = 0.01, eps = 60; Delta s_U = 2C/m with C = 10, m = 1200.
+    # c = sqrt(2 ln 125) = sqrt(2 * 4.8283137) = sqrt(9.6566275) = 3.1075114
+    # (not 3.10727: 3.10727^2 = 9.65513).
+    c = m.classic_gaussian_c(0.01)
+    assert c == pytest.approx(3.1075114, abs=1e-7)
+    sens = 2 * 10 / 1200  # = 1/60
+    # sigma = c * (1/60) / 60 = 3.1075114 / 3600 = 8.631976e-4; eps >= 1 is computed, not refused
+    assert m.classic_gaussian_sigma(60, 0.01, sens) == pytest.approx(3.1075114 / 3600, rel=1e-7)
+    assert m.classic_gaussian_sigma(60, 0.01, sens) == pytest.approx(8.631976e-4, rel=1e-6)
+    assert m.classic_gaussian_valid(60) is False
+
+
+# ----------------------------------------------------------------------- exact profile
+
+
+def delta_by_integration(eps: float, sigma: float, sens: float) -> float:
+    """Oracle: delta(eps) = E_{x ~ P}[max(0, 1 - e^{eps - L(x)})], P = N(0, sigma^2),
+    P' = N(sens, sigma^2), L(x) = log p(x) - log p'(x); integrated with quad."""
+
+    def loss(x):
+        return stats.norm.logpdf(x, 0, sigma) - stats.norm.logpdf(x, sens, sigma)
+
+    # L decreases in x; find where L = eps numerically (no closed form used).
+    lo, hi = -1.0, 1.0
+    while loss(lo) < eps:
+        lo *= 2
+    while loss(hi) > eps:
+        hi *= 2
+    from scipy.optimize import brentq
+
+    x_star = brentq(lambda x: loss(x) - eps, lo, hi, xtol=1e-15 * max(1, abs(lo)))
+
+    def integrand(x):
+        return math.exp(stats.norm.logpdf(x, 0, sigma)) * -math.expm1(eps - loss(x))
+
+    val, err = integrate.quad(integrand, x_star - 40 * sigma, x_star, epsabs=0, epsrel=1e-11,
+                              limit=200)
+    return val
+
+
+@pytest.mark.parametrize(
+    "eps, sigma, sens",
+    [
+        (0.5, 3.0, 1.0),
+        (1.0, 1.0, 1.0),
+        (3.0, 2.0, 1.0),  # tiny delta (~1e-5 region)
+        (5.0, 0.5, 1.0),
+        (10.0, 0.4845, 1.0),
+        (0.0, 2.0, 1.0),
+        (2.0, 0.05, 1 / 60),
+    ],
+)
+def test_gaussian_delta_matches_integration(eps, sigma, sens):
+    assert m.gaussian_delta(eps, sigma, sens) == pytest.approx(
+        delta_by_integration(eps, sigma, sens), rel=1e-8
+    )
+
+
+def test_gaussian_delta_at_eps_zero_closed_form():
+    # delta(0) = TV(N(0,s^2), N(D,s^2)) = 2 Phi(D/(2s)) - 1; D = 1, s = 2: 2 Phi(0.25) - 1
+    assert m.gaussian_delta(0.0, 2.0, 1.0) == pytest.approx(2 * special.ndtr(0.25) - 1, rel=1e-12)
+    assert m.gaussian_delta(0.0, 2.0, 1.0) == pytest.approx(0.1974126, abs=1e-7)
+
+
+def test_gaussian_delta_vectorised_and_large_eps():
+    eps = np.array([0.0, 1.0, 10.0, 60.0, 100.0])
+    vec = m.gaussian_delta(eps, 0.1, 1.0)
+    assert isinstance(vec, np.ndarray) and vec.shape == (5,)
+    for e, d in zip(eps, vec):
+        assert d == m.gaussian_delta(float(e), 0.1, 1.0)
+    assert np.all(np.isfinite(vec)) and np.all(np.diff(vec) <= 0)  # decreasing in eps
+    # eps = 100 does not overflow and agrees with dp_accounting's independent
+    # implementation: sigma = 0.1 -> (eps, delta) with delta = gaussian_delta(100, 0.1)
+    d100 = m.gaussian_delta(100.0, 0.1, 1.0)
+    assert 0 < d100 < 1e-3
+    assert dp_accounting.get_epsilon_gaussian(0.1, d100) == pytest.approx(100.0, rel=1e-9)
+    assert delta_by_integration(100.0, 0.1, 1.0) == pytest.approx(d100, rel=1e-7)
+
+
+def test_classic_conservative_for_small_eps():
+    # eps = 0.5, delta = 1e-5: classic sigma 9.68961 gives exact delta 1.6e-8 << 1e-5
+    s = m.classic_gaussian_sigma(0.5, 1e-5, 1.0)
+    d = m.gaussian_delta(0.5, s, 1.0)
+    assert d < 1e-5
+    assert d == pytest.approx(delta_by_integration(0.5, s, 1.0), rel=1e-8)
+    assert d == pytest.approx(1.6079e-8, rel=1e-3)
+
+
+def test_classic_fails_for_large_eps():
+    # Found numerically: at delta = 1e-5 the classic sigma stops being (eps, delta)-DP at
+    # eps = 8.4198 (delta = 0.01: eps = 6.7718).  eps = 5 is still fine; eps = 10 is not.
+    ok = m.classic_gaussian_sigma(5.0, 1e-5, 1.0)  # 0.968961
+    assert m.gaussian_delta(5.0, ok, 1.0) == pytest.approx(1.349e-6, rel=1e-3)
+    bad = m.classic_gaussian_sigma(10.0, 1e-5, 1.0)  # 4.844805 / 10 = 0.4844805
+    assert bad == pytest.approx(0.4844805, abs=1e-7)
+    true_delta = m.gaussian_delta(10.0, bad, 1.0)
+    assert true_delta == pytest.approx(delta_by_integration(10.0, bad, 1.0), rel=1e-8)
+    assert true_delta == pytest.approx(2.2654e-5, rel=1e-3)  # 2.27x the promised 1e-5
+    assert m.analytic_gaussian_sigma(10.0, 1e-5, 1.0) == pytest.approx(0.49988862, rel=1e-7)
+    # crossover: below ~8.42 conservative, above it not
+    assert m.gaussian_delta(8.4, m.classic_gaussian_sigma(8.4, 1e-5, 1.0), 1.0) < 1e-5
+    assert m.gaussian_delta(8.44, m.classic_gaussian_sigma(8.44, 1e-5, 1.0), 1.0) > 1e-5
+
+
+def test_classic_at_wei_setting_gives_no_privacy():
+    # Wei et al.: eps = 60, delta = 0.01, Delta = 1/60: classic sigma = 8.632e-4 has exact
+    # delta = 1 - 4.5e-11 at eps = 60, i.e. essentially no (60, 0.01) guarantee; the same
+    # sigma is exactly (230.37, 0.01)-DP.  The analytic sigma is 1.8619e-3 (2.16x larger).
+    sens = 1 / 60
+    s = m.classic_gaussian_sigma(60, 0.01, sens)
+    d = m.gaussian_delta(60, s, sens)
+    assert 1 - d == pytest.approx(4.48e-11, rel=1e-2)
+    assert m.gaussian_eps(s, 0.01, sens) == pytest.approx(230.374, rel=1e-5)
+    sa = m.analytic_gaussian_sigma(60, 0.01, sens)
+    assert sa == pytest.approx(dp_accounting.get_sigma_gaussian(60, 0.01) * sens, rel=1e-9)
+    assert sa == pytest.approx(1.86193e-3, rel=1e-5)
+
+
+# -------------------------------------------------------------------- analytic sigma
+
+
+@pytest.mark.parametrize(
+    "eps, delta, sens",
+    [(0.5, 1e-5, 1.0), (1.0, 1e-5, 1.0), (5.0, 1e-3, 2.0), (60, 0.01, 1 / 60), (100, 1e-5, 1.0),
+     (0.01, 1e-10, 0.3)],
+)
+def test_analytic_sigma_hits_target_never_overshoots(eps, delta, sens):
+    s = m.analytic_gaussian_sigma(eps, delta, sens)
+    d = m.gaussian_delta(eps, s, sens)
+    assert d <= delta
+    assert d == pytest.approx(delta, rel=1e-9)
+    assert m.gaussian_delta(eps, s * (1 - 1e-6), sens) > delta
+    # independent implementation (dp_accounting.get_sigma_gaussian, sensitivity 1)
+    assert s == pytest.approx(dp_accounting.get_sigma_gaussian(eps, delta) * sens, rel=1e-9)
+
+
+def test_analytic_sigma_known_values():
+    # eps -> 0: delta(0) = 2 Phi(D/(2 sigma)) - 1 = delta  =>  sigma = D / (2 Phi^-1((1+delta)/2));
+    # delta = 0.01: Phi^-1(0.505) = 0.0125335, sigma = 1/0.025067 = 39.8935
+    s0 = 1 / (2 * special.ndtri(0.505))
+    assert s0 == pytest.approx(39.8935, rel=1e-5)
+    assert m.analytic_gaussian_sigma(1e-10, 0.01, 1.0) == pytest.approx(s0, rel=1e-6)
+    # eps = 1, delta = 1e-5 (Balle & Wang 2018 setting): 3.7306, vs classic 4.8448
+    assert m.analytic_gaussian_sigma(1.0, 1e-5, 1.0) == pytest.approx(3.730632, abs=1e-6)
+    # linear in the sensitivity
+    assert m.analytic_gaussian_sigma(1.0, 1e-5, 4.0) == pytest.approx(4 * 3.730632, abs=4e-6)
+
+
+# ------------------------------------------------------------------------ gaussian_eps
+
+
+def test_gaussian_eps_inverse_consistency():
+    for eps, delta, sens in [(0.5, 1e-5, 1.0), (3.0, 1e-6, 2.0), (60.0, 0.01, 1 / 60)]:
+        s = m.analytic_gaussian_sigma(eps, delta, sens)
+        assert m.gaussian_eps(s, delta, sens) == pytest.approx(eps, rel=1e-8)
+    for sigma in [0.3, 1.0, 5.0]:
+        e = m.gaussian_eps(sigma, 1e-5, 1.0)
+        assert m.gaussian_delta(e, sigma, 1.0) <= 1e-5
+        assert m.gaussian_delta(e, sigma, 1.0) == pytest.approx(1e-5, rel=1e-8)
+        assert e == pytest.approx(dp_accounting.get_epsilon_gaussian(sigma, 1e-5), rel=1e-9)
+
+
+def test_gaussian_eps_zero_when_already_private():
+    # sigma = 100, D = 1: delta(0) = 2 Phi(0.005) - 1 = 0.00399 <= 0.5
+    assert 2 * special.ndtr(0.005) - 1 == pytest.approx(0.0039894, rel=1e-4)
+    assert m.gaussian_eps(100.0, 0.5, 1.0) == 0.0
+
+
+# ---------------------------------------------------------------- Laplace and papers
+
+
+def test_laplace_scale():
+    assert m.laplace_scale(0.5, 2.0) == 4.0  # 2 / 0.5
+    # Zhou Thm 1: 2 b T xi1 / (N d_i eps) = 2*1*22*300 / (10*6000*1) = 13200 / 60000 = 0.22
+    assert m.zhou_laplace_scale(1.0, 1, 22, 10, 6000, 300.0) == pytest.approx(0.22, rel=1e-15)
+    # b = 5, T = 32, eps = 5: 2*5*32*300/(10*6000*5) = 96000/300000 = 0.32
+    assert m.zhou_laplace_scale(5.0, 5, 32, 10, 6000, 300.0) == pytest.approx(0.32, rel=1e-15)
+
+
+def test_zhou_gaussian_sigma():
+    # Zhou Thm 2 eq. 5, c2 = 1, xi2 = 10, b = N = 10, T = 100, d_i = 6000, eps = 0.5, delta=1e-5:
+    # var = 1 * 100 * 10 * 100 * ln(1e5) / (6000^2 * 0.25 * 10) = 1e5 * 11.512925 / 9e7
+    #     = 0.01279214;  sigma = 0.1131024
+    s = m.zhou_gaussian_sigma(0.5, 1e-5, 10, 100, 10, 6000, 10.0, 1.0)
+    assert s == pytest.approx(math.sqrt(1e5 * math.log(1e5) / 9e7), rel=1e-14)
+    assert s == pytest.approx(0.1131024, abs=1e-7)
+    # linear in c2
+    assert m.zhou_gaussian_sigma(0.5, 1e-5, 10, 100, 10, 6000, 10.0, 3.0) == pytest.approx(3 * s)
+
+
+def test_li_amplification():
+    # Li et al. Sec. 2.3, Adult-like client: n = 325, b = 1, Q = 10, eps = 0.5
+    p = 1 - (1 - 1 / 325) ** 10  # = 1 - 0.9696533 = 0.0303467
+    assert p == pytest.approx(0.0303467, abs=1e-7)
+    e = m.li_amplified_eps(0.5, 1, 325, 10)
+    assert e == pytest.approx(math.log(1 + p * (math.exp(0.5) - 1)), rel=1e-12)
+    assert e == pytest.approx(0.0194953, abs=1e-7)  # log(1 + 0.0303467*0.6487213)
+    q = m.li_sampling_ratio(1, 325, 10)
+    assert q == 10 / 325
+    assert e <= 2 * q * 0.5  # eq. 7-8 hold for eps <= 1.256
+    # ... but not for eps = 2: e^2 - 1 = 6.389 > 2*2, so log(1 + p*6.389) = 0.1772 > 2q*2 = 0.1231
+    assert m.li_amplified_eps(2.0, 1, 325, 10) > 2 * q * 2.0
+    # b = n: no amplification; huge eps stays finite
+    assert m.li_amplified_eps(3.0, 50, 50, 1) == pytest.approx(3.0, rel=1e-14)
+    assert m.li_amplified_eps(1000.0, 50, 50, 1) == pytest.approx(1000.0, rel=1e-14)
+    assert m.li_amplified_eps(1000.0, 1, 2, 1) == pytest.approx(1000 + math.log(0.5), rel=1e-14)
+
+
+def test_li_sigma_eq9():
+    # eq. 9 with eps = 0.5, delta = 1e-4, q = 10/325, Df = 4 Q G eta = 4*10*2*0.2 = 16
+    q, df = 10 / 325, 16.0
+    s = m.li_sigma(0.5, 1e-4, q, df)
+    assert s == pytest.approx(math.sqrt(8 * q**2 * df**2 * math.log(1.25 * q / 1e-4) / 0.25),
+                              rel=1e-14)
+    # = sqrt(0.00757396 * 256 * ln(384.615) / 0.25) = sqrt(0.00757396 * 256 * 5.952244 * 4)
+    #   = sqrt(46.1641) = 6.794413
+    assert s == pytest.approx(6.794413, abs=1e-6)
+    # eq. 9 first line: the classic sigma for (eps / (2q), delta / q)
+    assert s == pytest.approx(m.classic_gaussian_sigma(0.5 / (2 * q), 1e-4 / q, df), rel=1e-14)
+    with pytest.raises(ValueError, match=r"^delta="):
+        m.li_sigma(0.5, 0.05, 0.01, 1.0)  # 1.25 q = 0.0125 <= delta
+
+
+# ----------------------------------------------------------------------------- samplers
+
+
+def test_laplace_sampler_moments_and_distribution():
+    x = m.laplace_noise((200_000,), 2.0, gen(0), dtype=torch.float64).numpy()
+    # Lap(0, b=2): mean 0, var 2 b^2 = 8, E|x| = b = 2; std errors 0.0063, 0.04, 0.0045
+    assert abs(x.mean()) < 0.03
+    assert x.var() == pytest.approx(8.0, abs=0.2)
+    assert np.abs(x).mean() == pytest.approx(2.0, abs=0.02)
+    assert np.all(np.isfinite(x))
+    assert stats.kstest(x, stats.laplace(scale=2.0).cdf).pvalue > 1e-3
+    assert m.laplace_noise((4,), 1.0, gen(0)).dtype == torch.float32
+
+
+def test_laplace_sampler_determinism_and_rows():
+    a = m.laplace_noise((3, 5), 1.0, gen(7))
+    assert torch.equal(a, m.laplace_noise((3, 5), 1.0, gen(7)))
+    assert not torch.equal(a, m.laplace_noise((3, 5), 1.0, gen(8)))
+    rows = m.laplace_noise((2, 50_000), torch.tensor([0.0, 3.0]), gen(1), dtype=torch.float64)
+    assert torch.equal(rows[0], torch.zeros(50_000, dtype=torch.float64))
+    assert rows[1].abs().mean().item() == pytest.approx(3.0, abs=0.05)
+    assert torch.equal(m.laplace_noise((4,), 0.0, gen(1)), torch.zeros(4))
+
+
+def test_gaussian_sampler_rows_zero_and_determinism():
+    sig = torch.tensor([0.0, 1.0, 3.0])
+    z = m.gaussian_noise((3, 100_000), sig, gen(3), dtype=torch.float64)
+    assert torch.equal(z[0], torch.zeros(100_000, dtype=torch.float64))
+    # std error of the sample std ~ sigma / sqrt(2n) = 0.0022 sigma
+    assert z[1].std().item() == pytest.approx(1.0, abs=0.01)
+    assert z[2].std().item() == pytest.approx(3.0, abs=0.03)
+    assert abs(z[2].mean().item()) < 0.04
+    # scalar sigma == row sigma; sigma = 0 gives zeros but advances the generator equally
+    a = m.gaussian_noise((2, 4), 0.5, gen(11))
+    assert torch.equal(a, m.gaussian_noise((2, 4), torch.tensor([0.5, 0.5]), gen(11)))
+    assert torch.equal(a, m.gaussian_noise((2, 4), 0.5, gen(11)))
+    assert not torch.equal(a, m.gaussian_noise((2, 4), 0.5, gen(12)))
+    g1, g2 = gen(5), gen(5)
+    assert torch.equal(m.gaussian_noise((10,), 0.0, g1), torch.zeros(10))
+    m.gaussian_noise((10,), 1.0, g2)
+    assert torch.equal(m.gaussian_noise((3,), 1.0, g1), m.gaussian_noise((3,), 1.0, g2))
+
+
+def test_sampler_argument_errors():
+    with pytest.raises(ValueError, match=r"^sigma="):
+        m.gaussian_noise((2, 3), -1.0, gen(0))
+    with pytest.raises(ValueError, match=r"^sigma="):
+        m.gaussian_noise((2, 3), torch.tensor([1.0, -0.5]), gen(0))
+    with pytest.raises(ValueError, match="sigma"):
+        m.gaussian_noise((2, 3), torch.tensor([1.0, 1.0, 1.0]), gen(0))
+    with pytest.raises(ValueError, match=r"^scale="):
+        m.laplace_noise((2,), -2.0, gen(0))
+    with pytest.raises(TypeError, match="generator"):
+        m.gaussian_noise((2,), 1.0, 0)
+
+
+# ----------------------------------------------------------------------------- clipping
+
+
+def test_clip_l2_rows():
+    x = torch.tensor([[3.0, 4.0], [0.3, 0.4], [0.0, 0.0]])
+    out = m.clip_l2(x, 1.0)
+    # ||[3,4]|| = 5 -> [3,4]/5 = [0.6, 0.8]; ||[0.3,0.4]|| = 0.5 <= 1 -> unchanged; 0 -> 0
+    assert torch.allclose(out, torch.tensor([[0.6, 0.8], [0.3, 0.4], [0.0, 0.0]]))
+    assert torch.equal(out[1], x[1])
+    assert torch.allclose(m.clip_l2(torch.tensor([3.0, 4.0]), 2.5), torch.tensor([1.5, 2.0]))
+    # [K, ...]: each leading slice is one row, norm over the rest: ||ones(2,2)|| = 2
+    y = m.clip_l2(torch.ones(2, 2, 2), 1.0)
+    assert torch.allclose(y, torch.full((2, 2, 2), 0.5))
+    assert torch.allclose(m.row_norms(x), torch.tensor([5.0, 0.5, 0.0]))
+
+
+def test_clip_l1_rows():
+    x = torch.tensor([[3.0, -1.0], [0.5, 0.5]])
+    out = m.clip_l1(x, 2.0)
+    # ||[3,-1]||_1 = 4 -> /2 = [1.5, -0.5]; ||[0.5,0.5]||_1 = 1 <= 2 -> unchanged
+    assert torch.allclose(out, torch.tensor([[1.5, -0.5], [0.5, 0.5]]))
+    assert torch.allclose(m.row_norms(x, 1), torch.tensor([4.0, 1.0]))
+
+
+# ---------------------------------------------------------------------- dp_accounting
+
+
+def test_dp_accounting_opacus_published_value():
+    # Opacus (tests/accountants_test.py, docs): sigma = 1.5, q = 0.04, 2250 steps,
+    # delta = 1e-5 -> RDP eps = 7.329...; dp_accounting's RDP gives 7.3293.
+    e = m.dp_accounting_epsilon(1.5, 2250, 1e-5, sampling_prob=0.04)
+    assert e == pytest.approx(7.329, abs=0.05)
+    # PLD is tighter than the RDP bound
+    assert m.dp_accounting_epsilon(1.5, 2250, 1e-5, 0.04, accountant="pld") < e
+
+
+def test_dp_accounting_single_step_vs_exact_profile():
+    # one full-batch Gaussian step: PLD ~ exact (Balle & Wang), RDP an upper bound
+    exact = m.gaussian_eps(2.0, 1e-5, 1.0)
+    assert m.dp_accounting_epsilon(2.0, 1, 1e-5, accountant="pld") == pytest.approx(exact, abs=1e-3)
+    assert m.dp_accounting_epsilon(2.0, 1, 1e-5) >= exact
+
+
+def test_dp_accounting_calibration_never_overshoots():
+    nm = m.dp_accounting_noise_multiplier(7.0, 1e-5, 2250, sampling_prob=0.04)
+    assert m.dp_accounting_epsilon(nm, 2250, 1e-5, 0.04) <= 7.0
+    assert m.dp_accounting_epsilon(nm * (1 - 1e-3), 2250, 1e-5, 0.04) > 7.0
+    assert 1.5 < nm < 1.6  # eps 7.33 at 1.5, so a little more noise for eps 7
+    nm1 = m.dp_accounting_noise_multiplier(1.0, 1e-5, 10)
+    assert m.dp_accounting_epsilon(nm1, 10, 1e-5) <= 1.0
+
+
+# --------------------------------------------------------------------- argument errors
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, float("nan"), float("inf")])
+def test_eps_errors(bad):
+    for call in [
+        lambda: m.classic_gaussian_sigma(bad, 1e-5, 1.0),
+        lambda: m.analytic_gaussian_sigma(bad, 1e-5, 1.0),
+        lambda: m.laplace_scale(bad, 1.0),
+        lambda: m.zhou_laplace_scale(bad, 1, 1, 1, 1, 1.0),
+        lambda: m.zhou_gaussian_sigma(bad, 1e-5, 1, 1, 1, 1, 1.0, 1.0),
+        lambda: m.li_amplified_eps(bad, 1, 10, 1),
+        lambda: m.li_sigma(bad, 1e-5, 0.1, 1.0),
+        lambda: m.classic_gaussian_valid(bad),
+    ]:
+        with pytest.raises(ValueError, match=r"^eps=.*eps must be in \(0, inf\)"):
+            call()
+    with pytest.raises(ValueError, match=r"^target_eps="):
+        m.dp_accounting_noise_multiplier(bad, 1e-5, 10)
+
+
+def test_gaussian_delta_eps_errors():
+    with pytest.raises(ValueError, match=r"^eps=-1.0 .*\[0, inf\)"):
+        m.gaussian_delta(-1.0, 1.0, 1.0)
+    with pytest.raises(ValueError, match=r"^eps="):
+        m.gaussian_delta(np.array([1.0, -0.5]), 1.0, 1.0)
+    with pytest.raises(ValueError, match=r"^sigma="):
+        m.gaussian_delta(1.0, 0.0, 1.0)
+    with pytest.raises(ValueError, match=r"^sigma="):
+        m.gaussian_eps(-1.0, 1e-5, 1.0)
+
+
+@pytest.mark.parametrize("bad", [0.0, 1.0, -0.1, 1.5, float("nan")])
+def test_delta_errors(bad):
+    for call in [
+        lambda: m.classic_gaussian_c(bad),
+        lambda: m.classic_gaussian_sigma(1.0, bad, 1.0),
+        lambda: m.analytic_gaussian_sigma(1.0, bad, 1.0),
+        lambda: m.gaussian_eps(1.0, bad, 1.0),
+        lambda: m.zhou_gaussian_sigma(1.0, bad, 1, 1, 1, 1, 1.0, 1.0),
+        lambda: m.li_sigma(1.0, bad, 0.1, 1.0),
+        lambda: m.dp_accounting_epsilon(1.0, 10, bad),
+        lambda: m.dp_accounting_noise_multiplier(1.0, bad, 10),
+    ]:
+        with pytest.raises(ValueError, match=r"^delta=.*delta must be in \(0, 1\)"):
+            call()
+
+
+@pytest.mark.parametrize("bad", [0.0, -2.0])
+def test_sensitivity_and_bound_errors(bad):
+    for call in [
+        lambda: m.classic_gaussian_sigma(1.0, 1e-5, bad),
+        lambda: m.analytic_gaussian_sigma(1.0, 1e-5, bad),
+        lambda: m.gaussian_delta(1.0, 1.0, bad),
+        lambda: m.gaussian_eps(1.0, 1e-5, bad),
+        lambda: m.laplace_scale(1.0, bad),
+    ]:
+        with pytest.raises(ValueError, match=r"^sensitivity="):
+            call()
+    with pytest.raises(ValueError, match=r"^sensitivity_df="):
+        m.li_sigma(1.0, 1e-5, 0.1, bad)
+    for clip in (m.clip_l2, m.clip_l1):
+        with pytest.raises(ValueError, match=r"^bound="):
+            clip(torch.ones(2, 3), bad)
+
+
+def test_other_argument_errors():
+    with pytest.raises(ValueError, match=r"^b="):
+        m.zhou_laplace_scale(1.0, 11, 1, 10, 100, 1.0)  # b > N
+    with pytest.raises(ValueError, match=r"^T="):
+        m.zhou_gaussian_sigma(1.0, 1e-5, 1, 0, 10, 100, 1.0, 1.0)
+    with pytest.raises(ValueError, match=r"^c2="):
+        m.zhou_gaussian_sigma(1.0, 1e-5, 1, 1, 10, 100, 1.0, 0.0)
+    with pytest.raises(ValueError, match=r"^q="):
+        m.li_sigma(1.0, 1e-5, 1.5, 1.0)
+    with pytest.raises(ValueError, match=r"^Q="):
+        m.li_sampling_ratio(10, 100, 11)  # Q b > n
+    with pytest.raises(ValueError, match=r"^sampling_prob="):
+        m.dp_accounting_epsilon(1.0, 10, 1e-5, sampling_prob=0.0)
+    with pytest.raises(ValueError, match=r"^sampling_prob="):
+        m.dp_accounting_epsilon(1.0, 10, 1e-5, sampling_prob=1.5)
+    with pytest.raises(ValueError, match=r"^steps="):
+        m.dp_accounting_epsilon(1.0, 0, 1e-5)
+    with pytest.raises(ValueError, match=r"^accountant="):
+        m.dp_accounting_epsilon(1.0, 10, 1e-5, accountant="moments")
+    with pytest.raises(ValueError, match=r"^noise_multiplier="):
+        m.dp_accounting_epsilon(0.0, 10, 1e-5)

@@ -1,0 +1,425 @@
+"""Closed-form results of Wei et al. 2020 (NbAFL, IEEE TIFS 15) as pure functions.
+
+Every function names the equation it implements and its validity range.  Inputs are floats
+(``T`` may also be a numpy array where noted); arguments are checked with :mod:`fldp.validate`.
+
+Findings from re-deriving the paper (tested in ``tests/test_nbafl_theory.py``):
+
+* kappa sign: (62) sums ``sum_{t<T} P^t = (1 - P^T)/(1 - P)``, so the main-text (18)-(19)
+  with ``(1 - P)`` are right; Appendix E's ``(P - 1)`` makes both noise terms negative for
+  0 < P < 1 (more noise would lower the bound).  ``kappa_sign="appendix"`` evaluates it.
+* 2C = 1: (61) takes ``E||n|| = sigma_A sqrt(2N/pi)`` and ``E||n||^2 = sigma_A^2 N`` (the
+  half-normal mean ``sigma_A sqrt(2/pi)`` times sqrt(N), as if n had N i.i.d. coordinates),
+  with ``sigma_A = c T Ds_D / eps``; (62) then "sets Ds_D = 1/N".  Its middle line has no m
+  at all, while the final kappa_0, kappa_1 carry 1/m and 1/m^2, i.e. they correspond to
+  ``Ds_D = 1/(mN)`` = Theorem 1's ``2C/(mN)`` with 2C = 1.  ``scale=2C`` restores the
+  clipping bound: the kappa_1 term scales with 2C, the kappa_0 term with (2C)^2.
+* Theorem 3's (23) drops a further sqrt(N) (linear term) and N (quadratic term) relative to
+  its own (100) with ``Ds_D = 1/(mK)``; ``moments="eq100"`` puts them back.
+* (20) is the exact second derivative of (17).
+* Lemma 4: (75)'s switch ``T > b L sqrt(K)`` and (76)/(21)'s ``T > eps/gamma`` are the same
+  condition whenever b is defined (eq. 69).  Where b is undefined, T < -eps/ln(1-q) < eps/gamma,
+  i.e. (21) would pick sigma_D = 0.  At the paper's own Fig. 4-5 point (N=50, K=20, T=25,
+  eps in {50, 60, 100}) b is undefined: (69) needs T > 97.9, 117.5, 195.8.
+* K = N gives b = 1, eps/gamma = L sqrt(N): Lemma 4 reduces exactly to Theorem 1.
+"""
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from fldp.validate import choice, integer, open_unit, positive, probability
+
+try:  # the shared implementation, when fldp.mechanisms exists
+    from fldp.mechanisms import classic_gaussian_c as _mechanisms_c
+except ImportError:  # pragma: no cover - depends on the rest of the package
+    _mechanisms_c = None
+
+__all__ = [
+    "BoundOutsideAssumptions", "gaussian_c", "half_normal_mean",
+    "uplink_sensitivity", "sigma_uplink", "downlink_sensitivity", "sigma_downlink",
+    "sigma_aggregate", "lambdas", "Theorem2Constants", "theorem2_constants",
+    "theorem2_noise_terms", "theorem2_bound", "theorem2_bound_general",
+    "theorem2_second_derivative", "theorem2_second_derivative_fd", "theorem2_optimal_T",
+    "krandom_b", "krandom_gamma", "krandom_conditions", "sigma_downlink_krandom",
+    "Theorem3Constants", "theorem3_constants", "theorem3_bound", "theorem3_optimal_K",
+]
+
+
+class BoundOutsideAssumptions(ValueError):
+    """A convergence bound was asked for outside the range where its proof holds."""
+
+
+# ---------------------------------------------------------------- small helpers
+def _pos(name, x):
+    """validate.positive for a scalar or every element of an array; returns float/array."""
+    if np.ndim(x) == 0:
+        return positive(name, x)
+    a = np.asarray(x, dtype=float)
+    bad = ~(np.isfinite(a) & (a > 0))
+    if bad.any():
+        positive(name, a[bad].flat[0])  # raises with the shared message
+    return a
+
+
+def _out(x):
+    """0-d arrays and numpy scalars back to Python floats/bools."""
+    return np.asarray(x).item() if np.ndim(x) == 0 else x
+
+
+def _real(name, x):
+    if isinstance(x, bool) or not np.isfinite(x):
+        raise ValueError(f"{name}={x!r} is out of range: {name} must be a finite real number")
+    return float(x)
+
+
+def _check_contraction(name, value, how):
+    if not 0 < value < 1:
+        raise BoundOutsideAssumptions(
+            f"{name}={value!r} is outside (0, 1): the bound assumes 0 < {name} < 1 "
+            f"(a contraction per round); {how}")
+    return value
+
+
+def gaussian_c(delta: float) -> float:
+    """Gaussian-mechanism constant c = sqrt(2 ln(1.25/delta)) (Section II-C; Dwork & Roth).
+
+    Valid for delta in (0, 1); the paper states the mechanism for eps in (0, 1).
+    """
+    delta = open_unit("delta", delta)
+    if _mechanisms_c is not None:
+        return float(_mechanisms_c(delta))
+    return math.sqrt(2.0 * math.log(1.25 / delta))
+
+
+def half_normal_mean(sigma):
+    """E|n| = sigma sqrt(2/pi) for n ~ N(0, sigma^2); the factor used in (61) and (100)."""
+    return _out(_pos("sigma", sigma) * math.sqrt(2.0 / math.pi))
+
+
+# ------------------------------------------------------- Section III: noise levels
+def uplink_sensitivity(C: float, m: float) -> float:
+    """Wei et al. 2020, eq. (5)-(6): Ds_U = 2C/m (clipping bound C, smallest local dataset m)."""
+    return 2.0 * positive("C", C) / positive("m", m)
+
+
+def sigma_uplink(C, m, eps, delta=None, L=1, c=None):
+    """Wei et al. 2020, Section III-A (after eq. 6): sigma_U = c L Ds_U / eps = 2cLC/(m eps).
+
+    L is the number of uplink exposures per client (L <= T), *not* the number of rounds T.
+    Give ``c`` or ``delta`` (then c = sqrt(2 ln(1.25/delta))).  The Gaussian mechanism this
+    rests on is proven for eps in (0, 1); the paper uses it with eps up to 100 (composed
+    linearly over L exposures).
+    """
+    if c is None:
+        if delta is None:
+            raise ValueError("sigma_uplink needs c or delta (c = sqrt(2 ln(1.25/delta)))")
+        c = gaussian_c(delta)
+    return positive("c", c) * positive("L", L) * uplink_sensitivity(C, m) / positive("eps", eps)
+
+
+def downlink_sensitivity(C: float, m: float, p_i: float) -> float:
+    """Wei et al. 2020, Lemma 1, eq. (8): Ds_D^{D_i} = 2 C p_i / m, p_i = |D_i|/|D| in [0, 1]."""
+    return 2.0 * positive("C", C) * probability("p_i", p_i) / positive("m", m)
+
+
+def sigma_downlink(C, m, N, T, L, eps, c):
+    """Wei et al. 2020, Theorem 1, eq. (10): server noise for T aggregations (T may be an array).
+
+    sigma_D = 2cC sqrt(T^2 - L^2 N)/(m N eps) if T > L sqrt(N), else 0.  Assumes p_i = 1/N
+    (equal local datasets) and L <= T.
+    """
+    C, m, eps, c, L = (positive(n, v) for n, v in (("C", C), ("m", m), ("eps", eps), ("c", c), ("L", L)))
+    N = integer("N", N, 1)
+    T = _pos("T", T)
+    rad = np.maximum(np.asarray(T, dtype=float) ** 2 - L**2 * N, 0.0)
+    out = np.where(T > L * math.sqrt(N), 2 * c * C * np.sqrt(rad) / (m * N * eps), 0.0)
+    return _out(out)
+
+
+def sigma_aggregate(C, m, N, T, L, eps, c):
+    """Wei et al. 2020, eq. (16): std of the total noise n = sum p_i n_i + n_D per coordinate.
+
+    sigma_A = c T Ds_D / eps with Ds_D = 2C/(mN) if T > L sqrt(N); c L Ds_U/(sqrt(N) eps)
+    otherwise.  Equals sqrt(sigma_D^2 + sigma_U^2/N) (Lemma 3 text); continuous at T = L sqrt(N).
+    """
+    C, m, eps, c, L = (positive(n, v) for n, v in (("C", C), ("m", m), ("eps", eps), ("c", c), ("L", L)))
+    N = integer("N", N, 1)
+    T = _pos("T", T)
+    above = c * np.asarray(T, dtype=float) * (2 * C / (m * N)) / eps
+    below = c * L * (2 * C / m) / (math.sqrt(N) * eps)
+    return _out(np.where(T > L * math.sqrt(N), above, below))
+
+
+# ------------------------------------------------------- Section IV: Theorem 2
+def lambdas(rho, B, mu):
+    """Wei et al. 2020, Lemma 3, eq. (13)-(14) (exact local solves, theta = 0, mu_bar = mu).
+
+    Returns (lambda0, lambda1, lambda2) = (rho/2, 1/mu + rho B/mu,
+    -1/mu + rho B/mu^2 + rho B^2/(2 mu^2)).  lambda2 < 0 iff mu > rho B (1 + B/2).
+    """
+    rho, B, mu = positive("rho", rho), positive("B", B), positive("mu", mu)
+    return (rho / 2, 1 / mu + rho * B / mu, -1 / mu + rho * B / mu**2 + rho * B**2 / (2 * mu**2))
+
+
+class Theorem2Constants(NamedTuple):
+    P: float
+    kappa0: float
+    kappa1: float
+
+
+def theorem2_constants(rho, beta, l, B, mu, c, m, N, kappa_sign="paper", scale=1.0):
+    """Wei et al. 2020, Theorem 2, eq. (18)-(19): P = 1 + 2 l lambda2,
+    kappa1 = lambda1 beta c sqrt(2/(N pi)) / (m (1-P)), kappa0 = lambda0 c^2 / (m^2 (1-P) N).
+
+    ``kappa_sign="appendix"`` uses Appendix E's (P-1) instead of (1-P) (a typo: see module
+    docstring).  ``scale`` = 2C restores the clipping bound the paper normalises to 2C = 1 in
+    (62): kappa1 is multiplied by scale, kappa0 by scale^2.  Valid only for 0 < P < 1, i.e.
+    -1/(2l) < lambda2 < 0; raises BoundOutsideAssumptions otherwise.
+    """
+    beta, l, c, m = positive("beta", beta), positive("l", l), positive("c", c), positive("m", m)
+    N = integer("N", N, 1)
+    scale = positive("scale", scale)
+    sign = {"paper": 1.0, "appendix": -1.0}[choice("kappa_sign", kappa_sign, ("paper", "appendix"))]
+    lam0, lam1, lam2 = lambdas(rho, B, mu)
+    P = 1 + 2 * l * lam2
+    _check_contraction("P", P, f"needs -1/(2l) < lambda2={lam2:.4g} < 0, i.e. mu > rho*B*(1+B/2)"
+                       f" = {rho * B * (1 + B / 2):.4g} and mu large enough relative to l")
+    denom = sign * (1 - P)
+    kappa1 = scale * lam1 * beta * c / (m * denom) * math.sqrt(2 / (N * math.pi))
+    kappa0 = scale**2 * lam0 * c**2 / (m**2 * denom * N)
+    return Theorem2Constants(P, kappa0, kappa1)
+
+
+def theorem2_noise_terms(T, eps, c, m, N, scale=1.0):
+    """Wei et al. 2020, eq. (61): (E||n||, E||n||^2) = (sigma_A sqrt(2N/pi), sigma_A^2 N)
+    with sigma_A = c T Ds_D / eps (the T > L sqrt(N) branch of (16)).
+
+    The paper's (62) "sets Ds_D = 1/N"; its kappas in fact correspond to Ds_D = 1/(mN),
+    i.e. 2C = 1.  Here Ds_D = scale/(mN): scale=1 reproduces (18)-(19), scale=2C is the
+    actual sensitivity of Theorem 1.  T may be an array.
+    """
+    N = integer("N", N, 1)
+    sigma_A = positive("c", c) * _pos("T", T) * (positive("scale", scale) / (positive("m", m) * N)) / positive("eps", eps)
+    return _out(sigma_A * math.sqrt(2 * N / math.pi)), _out(sigma_A**2 * N)
+
+
+def theorem2_bound(T, eps, Theta, P, kappa0, kappa1):
+    """Wei et al. 2020, Theorem 2, eq. (17): P^T Theta + (kappa1 T/eps + kappa0 T^2/eps^2)(1 - P^T).
+
+    Bound on E{F(w~^(T)) - F(w*)}; T may be an array.  Derived for T > L sqrt(N) (Appendix E
+    leaves T <= L sqrt(N) aside), under Assumption 1 and 0 < P < 1 (raises otherwise).
+    """
+    T, eps, Theta = _pos("T", T), positive("eps", eps), positive("Theta", Theta)
+    _check_contraction("P", _real("P", P), "choose mu large enough that lambda2 < 0")
+    k0, k1 = _real("kappa0", kappa0), _real("kappa1", kappa1)
+    PT = np.power(P, T)
+    return _out(PT * Theta + (k1 * T / eps + k0 * np.square(T) / eps**2) * (1 - PT))
+
+
+def theorem2_bound_general(T, eps, Theta, rho, beta, l, B, mu, c, m, N, C, kappa_sign="paper"):
+    """Theorem 2 bound (17) with the clipping bound restored (scale = 2C in (61)-(62))."""
+    k = theorem2_constants(rho, beta, l, B, mu, c, m, N, kappa_sign, scale=2 * positive("C", C))
+    return theorem2_bound(T, eps, Theta, *k)
+
+
+def theorem2_second_derivative(T, eps, Theta, P, kappa0, kappa1):
+    """Wei et al. 2020, eq. (20): d^2h/dT^2 of the RHS h(T) of (17), T treated as continuous.
+
+    (Theta - kappa1 T/eps - kappa0 T^2/eps^2) P^T ln^2 P - 2 (kappa1/eps + 2 kappa0 T/eps^2)
+    P^T ln P + 2 kappa0/eps^2 (1 - P^T).  Checked exact against finite differences of (17).
+    Valid for 0 < P < 1.
+    """
+    T, eps, Theta = _pos("T", T), positive("eps", eps), positive("Theta", Theta)
+    _check_contraction("P", _real("P", P), "choose mu large enough that lambda2 < 0")
+    k0, k1 = _real("kappa0", kappa0), _real("kappa1", kappa1)
+    PT, lnP = np.power(P, T), math.log(P)
+    return _out((Theta - k1 * T / eps - k0 * np.square(T) / eps**2) * PT * lnP**2
+                - 2 * (k1 / eps + 2 * k0 * T / eps**2) * PT * lnP + 2 * k0 / eps**2 * (1 - PT))
+
+
+def theorem2_second_derivative_fd(T, eps, Theta, P, kappa0, kappa1, h=1e-3):
+    """Central finite-difference second derivative of theorem2_bound (cross-check of (20))."""
+    f = lambda t: theorem2_bound(t, eps, Theta, P, kappa0, kappa1)  # noqa: E731
+    T = _pos("T", T)
+    return _out((f(T + h) - 2 * np.asarray(f(T)) + f(T - h)) / h**2)
+
+
+def theorem2_optimal_T(eps, Theta, P, kappa0, kappa1, T_max):
+    """Remark 4: integer T* in [1, T_max] minimising the Theorem 2 bound (17).
+
+    Returns (T*, bound at T*).  The bound is derived for T > L sqrt(N); callers wanting that
+    regime only should read T* against it.
+    """
+    T_max = integer("T_max", T_max, 1)
+    Ts = np.arange(1, T_max + 1, dtype=float)
+    vals = theorem2_bound(Ts, eps, Theta, P, kappa0, kappa1)
+    i = int(np.argmin(vals))
+    return int(Ts[i]), float(vals[i])
+
+
+# ------------------------------------------------------- Section V: K-random
+def _q(N, K):
+    N = integer("N", N, 1)
+    K = integer("K", K, 1, N)
+    return N, K, K / N
+
+
+def _ln_b_arg(eps, T, q):
+    """ln(1 - N/K + (N/K) e^{-eps/T}) = ln(1 + expm1(-eps/T)/q); nan where the argument <= 0."""
+    x = eps / np.asarray(T, dtype=float)
+    if q == 1.0:
+        return -x
+    y = np.expm1(-x) / q
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(y > -1, np.log1p(np.maximum(y, -1)), np.nan)
+
+
+def krandom_b(eps, T, N, K):
+    """Wei et al. 2020, Lemma 4, eq. (22)/(67): b = -(T/eps) ln(1 - N/K + (N/K) e^{-eps/T}).
+
+    Defined only when the log argument is > 0, i.e. eq. (69): eps < -T ln(1 - K/N)
+    (always true for K = N, where b = 1).  Raises BoundOutsideAssumptions (a ValueError)
+    otherwise.  T may be an array.
+    """
+    eps, T = positive("eps", eps), _pos("T", T)
+    N, K, q = _q(N, K)
+    ln_arg = _ln_b_arg(eps, T, q)
+    if np.isnan(ln_arg).any():
+        Tmin = eps / -math.log1p(-q)
+        raise BoundOutsideAssumptions(
+            f"b is undefined: 1 - N/K + (N/K) exp(-eps/T) <= 0 for eps={eps}, N={N}, K={K}, "
+            f"T={T!r}; eq. (69) needs eps < -T ln(1 - K/N), i.e. T > {Tmin:.4g}")
+    return _out(-(np.asarray(T, dtype=float) / eps) * ln_arg)
+
+
+def krandom_gamma(eps, L, N, K):
+    """Wei et al. 2020, Lemma 4, eq. (22)/(77): gamma = -ln(1 - K/N + (K/N) e^{-eps/(L sqrt(K))}).
+
+    Defined for every eps > 0 and 1 <= K <= N; K = N gives gamma = eps/(L sqrt(N)).
+    """
+    eps, L = positive("eps", eps), positive("L", L)
+    N, K, q = _q(N, K)
+    y = eps / (L * math.sqrt(K))
+    return y if q == 1.0 else -math.log1p(q * math.expm1(-y))
+
+
+def krandom_conditions(eps, T, N, K, L):
+    """Appendix F validity conditions of Lemma 4 at one (eps, T, N, K, L).
+
+    'eq69': eps < -T ln(1-q) (b defined; true for K = N, where ln(1-q) = -inf);
+    'eq73': eps < -T ln(1 - q + q/e); 'b_eps_over_T_in_(0,1)': 0 < b eps/T < 1, the range in
+    which (72) c^2 >= 2 ln(1.25/delta) is proven; 'eq21_switch': T > eps/gamma;
+    'eq75_switch': T > b L sqrt(K) (None when b is undefined).
+    """
+    eps, T, L = positive("eps", eps), positive("T", T), positive("L", L)
+    N, K, q = _q(N, K)
+    eq69 = q == 1.0 or eps < -T * math.log1p(-q)
+    b = krandom_b(eps, T, N, K) if eq69 else None
+    return {
+        "eq69": bool(eq69),
+        "eq73": bool(eps < -T * math.log(1 - q + q / math.e)),
+        "b_eps_over_T_in_(0,1)": bool(b is not None and 0 < b * eps / T < 1),
+        "eq21_switch": bool(T > eps / krandom_gamma(eps, L, N, K)),
+        "eq75_switch": None if b is None else bool(T > b * L * math.sqrt(K)),
+    }
+
+
+def sigma_downlink_krandom(C, m, N, K, T, L, eps, c, switch="eq21", on_undefined_b="raise"):
+    """Wei et al. 2020, Lemma 4, eq. (21) (= (75)-(76)): server noise under K-random scheduling.
+
+    sigma_D = 2cC sqrt(T^2/b^2 - L^2 K)/(m K eps) where the switch holds, else 0.
+    ``switch="eq21"``: T > eps/gamma (eq. 21/76); ``switch="eq75"``: T > b L sqrt(K).  The two
+    agree wherever b is defined.  b needs eq. (69); where it fails this raises ValueError, or
+    with ``on_undefined_b="zero"`` (eq21 only) returns 0, which is what (76) selects there
+    because -eps/ln(1-q) < eps/gamma.  The c of (72) is proven only for 0 < b eps/T < 1 (73).
+    """
+    C, m, eps, c, L = (positive(n, v) for n, v in (("C", C), ("m", m), ("eps", eps), ("c", c), ("L", L)))
+    N, K, q = _q(N, K)
+    T = np.asarray(_pos("T", T), dtype=float)
+    choice("switch", switch, ("eq21", "eq75"))
+    choice("on_undefined_b", on_undefined_b, ("raise", "zero"))
+    ln_arg = _ln_b_arg(eps, T, q)
+    undefined = np.isnan(ln_arg)
+    if undefined.any() and (on_undefined_b == "raise" or switch == "eq75"):
+        krandom_b(eps, T, N, K)  # raises with the eq. (69) message
+    with np.errstate(invalid="ignore"):
+        b = -(T / eps) * ln_arg  # nan where undefined; nan comparisons are False
+        if switch == "eq21":
+            on = (T > eps / krandom_gamma(eps, L, N, K)) & ~undefined
+        else:
+            on = T > b * L * math.sqrt(K)
+        rad = np.where(on, np.maximum(T**2 / b**2 - L**2 * K, 0.0), 0.0)
+    return _out(np.where(on, 2 * c * C * np.sqrt(rad) / (m * K * eps), 0.0))
+
+
+class Theorem3Constants(NamedTuple):
+    Q: float
+    alpha0: float
+    alpha1: float
+    alpha2: float
+
+
+def theorem3_constants(rho, B, mu, l, K, N):
+    """Wei et al. 2020, Theorem 3, eq. (24)-(25) and (94)-(95): Q = 1 + 2 l alpha2,
+    alpha2 = (rho B^2/2 + rho B + rho B^2/K + 2 rho B^2/sqrt(K) + mu B/sqrt(K) - mu)/mu^2,
+    alpha1 = 1 + 2 rho B/mu + 2 rho B sqrt(K)/(mu N), alpha0 = 2 rho K/N + rho.
+    The bound needs alpha2 < 0 and 0 < Q < 1; raises BoundOutsideAssumptions otherwise.
+    """
+    rho, B, mu, l = positive("rho", rho), positive("B", B), positive("mu", mu), positive("l", l)
+    N, K, _ = _q(N, K)
+    sK = math.sqrt(K)
+    alpha2 = (rho * B**2 / 2 + rho * B + rho * B**2 / K + 2 * rho * B**2 / sK + mu * B / sK - mu) / mu**2
+    alpha1 = 1 + 2 * rho * B / mu + 2 * rho * B * sK / (mu * N)
+    alpha0 = 2 * rho * K / N + rho
+    Q = 1 + 2 * l * alpha2
+    _check_contraction("Q", Q, f"needs -1/(2l) < alpha2={alpha2:.4g} < 0 (mu large enough; "
+                       f"alpha2 < 0 needs B/sqrt(K) < 1 and mu big vs rho)")
+    return Theorem3Constants(Q, alpha0, alpha1, alpha2)
+
+
+def theorem3_bound(T, eps, K, N, m, Theta, rho, beta, B, mu, l, c, scale=1.0, moments="eq23"):
+    """Wei et al. 2020, Theorem 3, eq. (23): Q^T Theta + (1-Q^T)/(1-Q) [c alpha1 beta sqrt(2/pi)
+    / (-m K ln a) + c^2 alpha0 / (m^2 K^2 ln^2 a)], a = 1 - N/K + (N/K) e^{-eps/T}.
+
+    Needs eq. (69) (a > 0; raises otherwise) and 0 < Q < 1.  As in Theorem 2 the clipping
+    bound is normalised away (2C = 1): ``scale`` = 2C multiplies the linear noise term by
+    scale and the quadratic one by scale^2.  ``moments="eq100"`` uses (100) literally
+    (E||n|| carries sqrt(2N/pi), E||n||^2 carries N), which (23) drops.  Scalar T.
+    """
+    T, eps, Theta = positive("T", T), positive("eps", eps), positive("Theta", Theta)
+    beta, c, m, scale = positive("beta", beta), positive("c", c), positive("m", m), positive("scale", scale)
+    choice("moments", moments, ("eq23", "eq100"))
+    Q, a0, a1, _ = theorem3_constants(rho, B, mu, l, K, N)
+    b = krandom_b(eps, T, N, K)  # raises if eq. (69) fails
+    ln_a = -b * eps / T
+    dim = N if moments == "eq100" else 1
+    lin = scale * c * a1 * beta / (-m * K * ln_a) * math.sqrt(2 * dim / math.pi)
+    quad = scale**2 * c**2 * a0 * dim / (m**2 * K**2 * ln_a**2)
+    return float(Q**T * Theta + (1 - Q**T) / (1 - Q) * (lin + quad))
+
+
+def theorem3_optimal_K(T, eps, N, m, Theta, rho, beta, B, mu, l, c, scale=1.0, moments="eq23"):
+    """Remark 5: integer K* in [1, N] minimising the Theorem 3 bound (23).
+
+    K where the bound is undefined (eq. 69 fails or Q outside (0, 1)) are skipped.  Returns
+    (K*, bound at K*, {K: bound} for every valid K); raises ValueError if no K is valid.
+    """
+    N = integer("N", N, 1)
+    for name, v in (("T", T), ("eps", eps), ("m", m), ("Theta", Theta), ("rho", rho), ("beta", beta),
+                    ("B", B), ("mu", mu), ("l", l), ("c", c), ("scale", scale)):
+        positive(name, v)  # bad input raises here, not swallowed below
+    choice("moments", moments, ("eq23", "eq100"))
+    vals = {}
+    for K in range(1, N + 1):
+        try:
+            vals[K] = theorem3_bound(T, eps, K, N, m, Theta, rho, beta, B, mu, l, c, scale, moments)
+        except BoundOutsideAssumptions:
+            continue
+    if not vals:
+        raise ValueError(f"the Theorem 3 bound is undefined for every K in [1, {N}] "
+                         f"(eq. (69) or 0 < Q < 1 fails) at T={T}, eps={eps}")
+    K_star = min(vals, key=vals.get)
+    return K_star, vals[K_star], vals

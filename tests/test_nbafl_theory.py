@@ -1,0 +1,292 @@
+"""Wei et al. 2020 closed forms, pinned to values worked out by hand in each test."""
+import math
+
+import numpy as np
+import pytest
+
+from fldp import nbafl_theory as nt
+from fldp.nbafl_theory import BoundOutsideAssumptions
+
+C0 = math.sqrt(2 * math.log(1.25 / 0.01))  # c for delta = 0.01: sqrt(2 ln 125) = 3.10751...
+# a contraction point for Theorem 2/3: rho = beta = B = 1, l = 0.5, mu = 10
+RHO, BETA, L_PL, BB, MU = 1.0, 1.0, 0.5, 1.0, 10.0
+
+
+# ------------------------------------------------------------------ Section III
+def test_gaussian_c():
+    assert nt.gaussian_c(0.01) == pytest.approx(3.107511, abs=1e-6)
+    assert nt.gaussian_c(0.01) == pytest.approx(C0, rel=1e-12)
+
+
+def test_sigma_uplink_hand_value_and_known_bugs():
+    got = nt.sigma_uplink(C=10, m=1200, eps=60, delta=0.01, L=1)
+    expected = C0 * 1 * (2 * 10 / 1200) / 60
+    assert got == pytest.approx(expected, rel=1e-12)
+    assert got == pytest.approx(8.632e-4, rel=1e-3)
+    assert nt.sigma_uplink(10, 1200, 60, c=C0) == pytest.approx(expected, rel=1e-12)
+    assert nt.uplink_sensitivity(10, 1200) == pytest.approx(0.0166667, rel=1e-5)
+    # known bugs of public implementations: T in place of L, and 2C/m replaced by C/m
+    wrong_T = C0 * 25 * (2 * 10 / 1200) / 60
+    wrong_no2 = C0 * 1 * (10 / 1200) / 60
+    assert not math.isclose(got, wrong_T, rel_tol=1e-3)
+    assert not math.isclose(got, wrong_no2, rel_tol=1e-3)
+    assert nt.sigma_uplink(10, 1200, 60, delta=0.01, L=3) == pytest.approx(3 * expected)
+
+
+def test_downlink_sensitivity():
+    assert nt.downlink_sensitivity(10, 1200, 1 / 50) == pytest.approx(2 * 10 * (1 / 50) / 1200)
+
+
+def test_sigma_downlink_zero_below_threshold_and_hand_value():
+    # sqrt(50) = 7.071 > 7, so T = 7 needs no server noise
+    assert nt.sigma_downlink(C=10, m=1200, N=50, T=7, L=1, eps=60, c=C0) == 0.0
+    got = nt.sigma_downlink(C=10, m=1200, N=50, T=25, L=1, eps=60, c=C0)
+    assert got == pytest.approx(2 * C0 * 10 * math.sqrt(625 - 50) / (1200 * 50 * 60), rel=1e-12)
+    arr = nt.sigma_downlink(10, 1200, 50, np.array([1.0, 7.0, 8.0, 25.0]), 1, 60, C0)
+    assert arr[:2].tolist() == [0.0, 0.0]
+    assert arr[2] == pytest.approx(2 * C0 * 10 * math.sqrt(64 - 50) / (1200 * 50 * 60))
+    assert arr[3] == pytest.approx(got)
+
+
+def test_sigma_aggregate_identity_and_branches():
+    N, L = 50, 1
+    for T in (8.0, 25.0, 100.0):  # T > L sqrt(N)
+        sa = nt.sigma_aggregate(10, 1200, N, T, L, 60, C0)
+        sd = nt.sigma_downlink(10, 1200, N, T, L, 60, C0)
+        su = nt.sigma_uplink(10, 1200, 60, L=L, c=C0)
+        assert sa**2 == pytest.approx(sd**2 + su**2 / N, rel=1e-12)
+    assert nt.sigma_aggregate(10, 1200, N, 25, L, 60, C0) == pytest.approx(
+        C0 * 25 * (2 * 10 / (1200 * 50)) / 60)
+    # T <= L sqrt(N): sigma_D = 0 and sigma_A = sigma_U / sqrt(N)
+    assert nt.sigma_aggregate(10, 1200, N, 5, L, 60, C0) == pytest.approx(
+        C0 * 1 * (2 * 10 / 1200) / (math.sqrt(50) * 60))
+
+
+# ------------------------------------------------------------------ Theorem 2
+def test_lambdas():
+    lam0, lam1, lam2 = nt.lambdas(rho=1, B=1, mu=10)
+    assert (lam0, lam1) == pytest.approx((0.5, 1 / 10 + 1 / 10))
+    assert lam2 == pytest.approx(-1 / 10 + 1 / 100 + 1 / 200)  # = -0.085
+
+
+def _hand_theorem2(c=3.0, m=100.0, N=50):
+    P = 1 + 2 * 0.5 * (-0.085)  # 0.915
+    k1 = 0.2 * 1 * c / (m * (1 - P)) * math.sqrt(2 / (N * math.pi))
+    k0 = 0.5 * c**2 / (m**2 * (1 - P) * N)
+    return P, k0, k1
+
+
+def test_theorem2_constants_and_bound_hand_point():
+    P, k0, k1 = _hand_theorem2()
+    got = nt.theorem2_constants(RHO, BETA, L_PL, BB, MU, c=3.0, m=100, N=50)
+    assert got == pytest.approx((P, k0, k1), rel=1e-12)
+    T, eps, Theta = 10, 2.0, 1.0
+    expected = P**T * Theta + (k1 * T / eps + k0 * T**2 / eps**2) * (1 - P**T)
+    assert nt.theorem2_bound(T, eps, Theta, *got) == pytest.approx(expected, rel=1e-12)
+    arr = nt.theorem2_bound(np.array([1.0, 10.0]), eps, Theta, *got)
+    assert arr[1] == pytest.approx(expected)
+
+
+def test_theorem2_P_outside_unit_interval_raises():
+    with pytest.raises(BoundOutsideAssumptions, match=r"P=1\.5.*mu"):
+        nt.theorem2_constants(1, 1, 0.5, 1, 1.0, 3.0, 100, 50)  # lambda2 = +0.5, P = 1.5
+    with pytest.raises(BoundOutsideAssumptions, match=r"P=-16"):
+        nt.theorem2_constants(1, 1, 100, 1, 10, 3.0, 100, 50)  # P = 1 - 200*0.085
+    with pytest.raises(ValueError, match=r"P=1\.2"):
+        nt.theorem2_bound(5, 1.0, 1.0, 1.2, 0.1, 0.1)
+    with pytest.raises(ValueError, match=r"P=0"):
+        nt.theorem2_bound(5, 1.0, 1.0, 0.0, 0.1, 0.1)
+
+
+def test_kappa_sign_variants_give_opposite_noise_terms():
+    paper = nt.theorem2_constants(RHO, BETA, L_PL, BB, MU, 3.0, 100, 50, kappa_sign="paper")
+    app = nt.theorem2_constants(RHO, BETA, L_PL, BB, MU, 3.0, 100, 50, kappa_sign="appendix")
+    assert app.P == paper.P
+    assert app.kappa0 == pytest.approx(-paper.kappa0) and app.kappa1 == pytest.approx(-paper.kappa1)
+    assert paper.kappa0 > 0 and paper.kappa1 > 0
+    T, eps, Theta = 10, 2.0, 1.0
+    clean = paper.P**T * Theta
+    assert nt.theorem2_bound(T, eps, Theta, *paper) > clean > nt.theorem2_bound(T, eps, Theta, *app)
+
+
+def test_theorem2_clipping_scale_and_eq61():
+    P, k0, k1 = _hand_theorem2()
+    C = 5.0  # scale 2C = 10
+    got = nt.theorem2_constants(RHO, BETA, L_PL, BB, MU, 3.0, 100, 50, scale=2 * C)
+    assert got == pytest.approx((P, 100 * k0, 10 * k1), rel=1e-12)
+    T, eps, Theta = 10, 2.0, 1.0
+    assert nt.theorem2_bound_general(T, eps, Theta, RHO, BETA, L_PL, BB, MU, 3.0, 100, 50, C) == \
+        pytest.approx(P**T * Theta + (10 * k1 * T / eps + 100 * k0 * T**2 / eps**2) * (1 - P**T))
+    # (61) with Ds_D = 2C/(mN), fed through (60), reproduces the scaled kappas
+    e1, e2 = nt.theorem2_noise_terms(T, eps, 3.0, 100, 50, scale=2 * C)
+    sigma_A = 3.0 * T * (2 * C / (100 * 50)) / eps
+    assert (e1, e2) == pytest.approx((sigma_A * math.sqrt(2 * 50 / math.pi), sigma_A**2 * 50))
+    noise_part = (0.2 * 1 * e1 + 0.5 * e2) * (1 - P**T) / (1 - P)
+    assert noise_part == pytest.approx((10 * k1 * T / eps + 100 * k0 * T**2 / eps**2) * (1 - P**T))
+    # scale = 1 is the paper's (62): Ds_D = 1/(mN), i.e. 2C = 1
+    e1p, _ = nt.theorem2_noise_terms(T, eps, 3.0, 100, 50)
+    assert e1p == pytest.approx(3.0 * T / eps / 100 * math.sqrt(2 / (50 * math.pi)))
+    assert nt.half_normal_mean(2.0) == pytest.approx(2.0 * math.sqrt(2 / math.pi))
+
+
+def test_eq20_matches_finite_differences():
+    P, k0, k1 = _hand_theorem2(m=1.0)  # m = 1 makes the noise terms matter
+    for eps, Theta in ((1.0, 2.0), (3.0, 0.5), (0.5, 10.0)):
+        for T in (1.5, 3.0, 10.0, 40.0, 100.0):
+            exact = nt.theorem2_second_derivative(T, eps, Theta, P, k0, k1)
+            f = lambda t: P**t * Theta + (k1 * t / eps + k0 * t**2 / eps**2) * (1 - P**t)  # noqa: E731
+            h = 1e-3
+            fd = (f(T + h) - 2 * f(T) + f(T - h)) / h**2
+            assert exact == pytest.approx(fd, rel=1e-5, abs=1e-8)
+            assert nt.theorem2_second_derivative_fd(T, eps, Theta, P, k0, k1) == pytest.approx(fd)
+
+
+def test_theorem2_optimal_T():
+    P, k0, k1 = _hand_theorem2(m=5.0)
+    eps, Theta = 1.0, 2.0
+    vals = [P**t * Theta + (k1 * t / eps + k0 * t**2 / eps**2) * (1 - P**t) for t in range(1, 301)]
+    T_star, best = nt.theorem2_optimal_T(eps, Theta, P, k0, k1, 300)
+    assert T_star == 1 + int(np.argmin(vals)) and best == pytest.approx(min(vals))
+    assert 1 < T_star < 300  # an interior optimum (Remark 4)
+
+
+# ------------------------------------------------------------------ Lemma 4
+def test_krandom_b_gamma_hand_point():
+    # N = 50, K = 20 (N/K = 2.5, q = 0.4), eps = 5, T = 25, L = 1: eq. (69) holds
+    b = -(25 / 5) * math.log(1 - 2.5 + 2.5 * math.exp(-5 / 25))
+    assert nt.krandom_b(5, 25, 50, 20) == pytest.approx(b, rel=1e-12)
+    assert b == pytest.approx(3.0181, abs=1e-4)
+    gamma = -math.log(1 - 0.4 + 0.4 * math.exp(-60 / (1 * math.sqrt(20))))
+    assert nt.krandom_gamma(60, 1, 50, 20) == pytest.approx(gamma, rel=1e-12)
+    sig = 2 * 3.0 * 10 * math.sqrt(25**2 / b**2 - 1 * 20) / (1200 * 20 * 5)
+    for sw in ("eq21", "eq75"):
+        assert nt.sigma_downlink_krandom(10, 1200, 50, 20, 25, 1, 5, 3.0, switch=sw) == \
+            pytest.approx(sig, rel=1e-12)
+    cond = nt.krandom_conditions(5, 25, 50, 20, 1)
+    assert cond["eq69"] and cond["eq73"] and cond["b_eps_over_T_in_(0,1)"]
+    assert cond["eq21_switch"] and cond["eq75_switch"]
+
+
+def test_krandom_paper_point_b_undefined():
+    # the paper's Fig. 4-5 setting: N = 50, K = 20, T = 25, eps = 60 -> 1 - 2.5 + 2.5 e^-2.4 < 0
+    assert 1 - 2.5 + 2.5 * math.exp(-60 / 25) < 0
+    with pytest.raises(ValueError, match=r"eq\. \(69\).*T > 117\.5"):
+        nt.krandom_b(60, 25, 50, 20)
+    with pytest.raises(ValueError, match=r"eq\. \(69\)"):
+        nt.sigma_downlink_krandom(10, 1200, 50, 20, 25, 1, 60, C0)
+    with pytest.raises(ValueError, match=r"eq\. \(69\)"):
+        nt.sigma_downlink_krandom(10, 1200, 50, 20, 25, 1, 60, C0, switch="eq75", on_undefined_b="zero")
+    assert nt.sigma_downlink_krandom(10, 1200, 50, 20, 25, 1, 60, C0, on_undefined_b="zero") == 0.0
+    cond = nt.krandom_conditions(60, 25, 50, 20, 1)
+    assert cond == {"eq69": False, "eq73": False, "b_eps_over_T_in_(0,1)": False,
+                    "eq21_switch": False, "eq75_switch": None}
+
+
+def test_krandom_K_equals_N_reduces_to_theorem1():
+    N, L, eps = 50, 1, 60
+    for T in (1.0, 7.0, 8.0, 25.0, 100.0):
+        assert nt.krandom_b(eps, T, N, N) == pytest.approx(1.0, rel=1e-12)
+    assert nt.krandom_gamma(eps, L, N, N) == pytest.approx(eps / (L * math.sqrt(N)))
+    Ts = np.array([1.0, 7.0, 8.0, 25.0, 100.0])
+    ref = nt.sigma_downlink(10, 1200, N, Ts, L, eps, C0)
+    for sw in ("eq21", "eq75"):
+        assert nt.sigma_downlink_krandom(10, 1200, N, N, Ts, L, eps, C0, switch=sw) == \
+            pytest.approx(ref, rel=1e-12, abs=0)
+    # K = N: ln(1 - q) = -inf so (69) always holds; (73) reduces to eps < T
+    assert nt.krandom_conditions(60, 25, N, N, 1)["eq69"]
+    assert not nt.krandom_conditions(60, 25, N, N, 1)["eq73"]
+    assert nt.krandom_conditions(20, 25, N, N, 1)["eq73"]
+
+
+def test_krandom_switch_conditions_agree_on_grid():
+    checked = 0
+    for N in (10, 50, 100):
+        for K in sorted({1, 2, N // 4, N // 2, N - 1, N}):
+            for eps in (0.5, 1.0, 5.0, 20.0, 60.0, 100.0):
+                for L in (1, 2, 3):
+                    for T in (1, 3, 7, 10, 25, 60, 100, 200, 400, 1000):
+                        cond = nt.krandom_conditions(eps, T, N, K, L)
+                        if cond["eq69"]:
+                            assert cond["eq21_switch"] == cond["eq75_switch"], (N, K, eps, L, T)
+                            # (73) is the same statement as 0 < b eps/T < 1 once b exists
+                            assert cond["eq73"] == cond["b_eps_over_T_in_(0,1)"]
+                            checked += 1
+                        else:  # b undefined only below eps/gamma: (21) picks sigma_D = 0
+                            assert not cond["eq21_switch"]
+    assert checked > 1000
+
+
+# ------------------------------------------------------------------ Theorem 3
+def test_theorem3_constants_hand_point():
+    K, N = 20, 50
+    alpha2 = (1 * 1 / 2 + 1 * 1 + 1 * 1 / K + 2 * 1 / math.sqrt(K) + 10 * 1 / math.sqrt(K) - 10) / 10**2
+    alpha1 = 1 + 2 * 1 * 1 / 10 + 2 * 1 * 1 * math.sqrt(K) / (10 * N)
+    alpha0 = 2 * 1 * K / N + 1
+    Q = 1 + 2 * 0.5 * alpha2
+    got = nt.theorem3_constants(rho=1, B=1, mu=10, l=0.5, K=K, N=N)
+    assert got == pytest.approx((Q, alpha0, alpha1, alpha2), rel=1e-12)
+    assert 0 < Q < 1
+
+
+def test_theorem3_Q_outside_raises():
+    # K = 1, B = 1: mu*B/sqrt(K) - mu = 0, so alpha2 > 0 and Q > 1 for every mu
+    with pytest.raises(BoundOutsideAssumptions, match=r"Q=1\.0"):
+        nt.theorem3_constants(1, 1, 10, 0.5, 1, 50)
+
+
+def test_theorem3_bound_hand_point():
+    K, N, eps, T, m, c = 20, 50, 5.0, 25, 100.0, 3.0
+    Q, a0, a1, _ = nt.theorem3_constants(1, 1, 10, 0.5, K, N)
+    ln_a = math.log(1 - N / K + (N / K) * math.exp(-eps / T))
+    lin = c * a1 * 1 / (-m * K * ln_a) * math.sqrt(2 / math.pi)
+    quad = c**2 * a0 / (m**2 * K**2 * ln_a**2)
+    expected = Q**T * 1.0 + (1 - Q**T) / (1 - Q) * (lin + quad)
+    args = (T, eps, K, N, m, 1.0, 1, 1, 1, 10, 0.5, c)
+    assert nt.theorem3_bound(*args) == pytest.approx(expected, rel=1e-12)
+    full = Q**T + (1 - Q**T) / (1 - Q) * (6 * math.sqrt(N) * lin + 36 * N * quad)
+    assert nt.theorem3_bound(*args, scale=6.0, moments="eq100") == pytest.approx(full, rel=1e-12)
+    with pytest.raises(ValueError, match=r"eq\. \(69\)"):
+        nt.theorem3_bound(25, 60.0, K, N, m, 1.0, 1, 1, 1, 10, 0.5, c)
+
+
+def test_theorem3_optimal_K():
+    # eps = 60, T = 25, N = 50: (69) holds only for K >= 46 (q > 1 - e^{-2.4})
+    valid = [k for k in range(1, 51) if 1 - 50 / k + 50 / k * math.exp(-60 / 25) > 0]
+    assert valid == [46, 47, 48, 49, 50]
+    K_star, best, vals = nt.theorem3_optimal_K(25, 60.0, 50, 1200, 1.0, 1, 1, 1, 10, 0.5, C0)
+    assert sorted(vals) == valid and best == min(vals.values()) and vals[K_star] == best
+    K_star, best, vals = nt.theorem3_optimal_K(25, 5.0, 50, 1.0, 1.0, 1, 1, 1, 10, 0.5, 3.0)
+    assert min(vals) >= 2 and best == min(vals.values())
+    with pytest.raises(ValueError, match="every K"):
+        nt.theorem3_optimal_K(25, 60.0, 50, 1200, 1.0, 1, 1, 1, 1.0, 0.5, C0)  # mu = 1: no contraction
+
+
+# ------------------------------------------------------------------ bad input
+@pytest.mark.parametrize("call, name", [
+    (lambda: nt.sigma_uplink(10, 1200, 0, delta=0.01), "eps"),
+    (lambda: nt.sigma_uplink(10, 1200, -1, c=3.0), "eps"),
+    (lambda: nt.sigma_downlink(10, 1200, 50, 25, 1, 0.0, 3.0), "eps"),
+    (lambda: nt.sigma_uplink(10, 1200, 60, delta=1.0), "delta"),
+    (lambda: nt.sigma_uplink(10, 1200, 60, delta=0.0), "delta"),
+    (lambda: nt.gaussian_c(1.5), "delta"),
+    (lambda: nt.sigma_downlink(10, 1200, 0, 25, 1, 60, 3.0), "N"),
+    (lambda: nt.sigma_aggregate(10, 1200, 0, 25, 1, 60, 3.0), "N"),
+    (lambda: nt.krandom_b(60, 25, 50, 60), "K"),
+    (lambda: nt.krandom_gamma(60, 1, 50, 0), "K"),
+    (lambda: nt.sigma_downlink_krandom(10, 1200, 50, 51, 25, 1, 60, 3.0), "K"),
+    (lambda: nt.uplink_sensitivity(-1, 1200), "C"),
+    (lambda: nt.sigma_downlink(0, 1200, 50, 25, 1, 60, 3.0), "C"),
+    (lambda: nt.sigma_downlink(10, 1200, 50, np.array([5.0, -1.0]), 1, 60, 3.0), "T"),
+    (lambda: nt.theorem2_constants(1, 1, 0.5, 1, 10, 3.0, 100, 50, kappa_sign="x"), "kappa_sign"),
+    (lambda: nt.downlink_sensitivity(10, 1200, 1.5), "p_i"),
+    (lambda: nt.theorem2_optimal_T(1.0, 1.0, 0.9, 0.1, 0.1, 0), "T_max"),
+    (lambda: nt.theorem3_optimal_K(25, -1.0, 50, 1200, 1.0, 1, 1, 1, 10, 0.5, 3.0), "eps"),
+])
+def test_bad_input_names_the_parameter(call, name):
+    with pytest.raises(ValueError, match=rf"^{name}="):
+        call()
+
+
+def test_sigma_uplink_needs_c_or_delta():
+    with pytest.raises(ValueError, match="c or delta"):
+        nt.sigma_uplink(10, 1200, 60)

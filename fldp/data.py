@@ -1,0 +1,299 @@
+"""Datasets and federated partitions.
+
+Data live in a data directory: ``data/`` at the project root by default, or the folder
+named by ``$FLDP_DATA_DIR``.  Expected files (exactly the official releases)::
+
+    <data>/mnist/{train,t10k}-images-idx3-ubyte.gz, {train,t10k}-labels-idx1-ubyte.gz
+    <data>/fashion-mnist/  the same four names (Fashion-MNIST)
+    <data>/adult/adult.data, adult.test                 (UCI Adult)
+
+Image datasets are read by ``torchvision.datasets`` (MNIST / FashionMNIST): the ``.gz``
+files are linked into a torchvision root under ``$FLDP_CACHE_DIR`` (default ``.cache/``),
+where torchvision checks their md5 and decompresses them.  When a file is missing and the
+network answers, torchvision downloads it; otherwise :class:`MissingDataError` names each
+missing file and the exact path to put it at.
+
+Partitions return one index tensor per client and are reproducible from ``seed``.
+Unequal client sizes are kept (``FederatedData.counts``); aggregation weights are
+p_i = |D_i| / |D| (Wei et al. 2020, eq. (1)) and the privacy calibration of Wei et al.
+uses m = the smallest local dataset (Sec. III-A).
+"""
+from __future__ import annotations
+
+import csv
+import functools
+import os
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from . import validate
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+IMAGE_FILES = ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
+               "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz")
+ADULT_FILES = ("adult.data", "adult.test")
+# dataset name -> (folder under the data dir, torchvision class name, normalisation mean/std)
+IMAGE_DATASETS = {
+    "mnist": ("mnist", "MNIST", 0.1307, 0.3081),
+    "fashion-mnist": ("fashion-mnist", "FashionMNIST", 0.2860, 0.3530),
+}
+DATASETS = (*IMAGE_DATASETS, "adult")
+PARTITIONS = ("iid", "dirichlet", "classes")
+
+
+class MissingDataError(ValueError):
+    """A data file is missing and cannot be downloaded; the message says where to put it."""
+
+
+def data_dir() -> Path:
+    return Path(os.environ.get("FLDP_DATA_DIR", PROJECT_ROOT / "data"))
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("FLDP_CACHE_DIR", PROJECT_ROOT / ".cache"))
+
+
+def _network_available(host: str = "pypi.org", timeout: float = 3.0) -> bool:
+    try:
+        socket.create_connection((host, 443), timeout=timeout).close()
+        return True
+    except OSError:
+        return False
+
+
+def _missing_message(name: str, folder: Path, missing: list[str]) -> str:
+    lines = [f"dataset {name!r}: {len(missing)} file(s) missing and no network to download them."]
+    lines += [f"  put {f} at {folder / f}" for f in missing]
+    lines.append("(the official files; set FLDP_DATA_DIR to use another data directory; "
+                 "see data/README.md)")
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """Features ``x`` (float32, flattened) and integer labels ``y`` for train and test."""
+
+    name: str
+    x_train: torch.Tensor
+    y_train: torch.Tensor
+    x_test: torch.Tensor
+    y_test: torch.Tensor
+
+    @property
+    def num_features(self) -> int:
+        return self.x_train.shape[1]
+
+    @property
+    def num_classes(self) -> int:
+        return int(self.y_train.max()) + 1
+
+
+def load(name: str, *, download: bool = True) -> Dataset:
+    """Load ``mnist``, ``fashion-mnist`` or ``adult`` (cached in memory per process)."""
+    validate.choice("dataset", name, DATASETS)
+    return _load_cached(name, download)
+
+
+@functools.lru_cache(maxsize=4)
+def _load_cached(name: str, download: bool) -> Dataset:
+    return load_adult() if name == "adult" else _load_images(name, download)
+
+
+def _load_images(name: str, download: bool) -> Dataset:
+    import torchvision
+
+    folder_name, cls_name, mean, std = IMAGE_DATASETS[name]
+    folder = data_dir() / folder_name
+    root = cache_dir() / "torchvision"
+    cls = getattr(torchvision.datasets, cls_name)
+    raw = Path(root) / cls_name / "raw"
+    raw.mkdir(parents=True, exist_ok=True)
+    missing = []
+    for f in IMAGE_FILES:
+        src, dst = folder / f, raw / f
+        if src.exists():
+            if dst.is_symlink() or dst.exists():
+                dst.unlink()
+            dst.symlink_to(src.resolve())
+        elif not dst.exists():
+            missing.append(f)
+    if missing and not (download and _network_available()):
+        raise MissingDataError(_missing_message(name, folder, missing))
+    splits = []
+    for train in (True, False):
+        ds = cls(str(root), train=train, download=True)
+        x = (ds.data.reshape(len(ds.data), -1).to(torch.float32) / 255.0 - mean) / std
+        splits += [x, ds.targets.to(torch.int64)]
+    return Dataset(name, *splits)
+
+
+# -- UCI Adult -------------------------------------------------------------------------
+ADULT_COLUMNS = ("age", "workclass", "fnlwgt", "education", "education-num", "marital-status",
+                 "occupation", "relationship", "race", "sex", "capital-gain", "capital-loss",
+                 "hours-per-week", "native-country", "income")
+ADULT_CONTINUOUS = ("age", "fnlwgt", "education-num", "capital-gain", "capital-loss", "hours-per-week")
+
+
+def _read_adult(path: Path) -> list[list[str]]:
+    rows = []
+    with open(path, newline="") as fh:
+        for row in csv.reader(fh, skipinitialspace=True):
+            if len(row) == len(ADULT_COLUMNS):  # skips blank lines and the test file's '|1x3' line
+                rows.append([v.strip() for v in row])
+    return rows
+
+
+def load_adult() -> Dataset:
+    """UCI Adult as in Li, Chang, Chi 2020, Sec. 5: 32,561 train / 16,281 test rows.
+
+    Missing values ('?') are replaced by the most frequent value of that column in the
+    training file; categorical columns are one-hot encoded over the categories seen in
+    training; continuous columns are min-max scaled to [0, 1] with training statistics
+    (the paper says only "normalised"). Label 1 is income >50K.
+    """
+    folder = data_dir() / "adult"
+    missing = [f for f in ADULT_FILES if not (folder / f).exists()]
+    if missing:  # torchvision has no Adult loader and the UCI host is not a package registry
+        raise MissingDataError(_missing_message("adult", folder, missing))
+    train, test = _read_adult(folder / "adult.data"), _read_adult(folder / "adult.test")
+    cols = list(zip(*train))
+    mode = {}
+    for j, name in enumerate(ADULT_COLUMNS[:-1]):
+        values, counts = np.unique([v for v in cols[j] if v != "?"], return_counts=True)
+        mode[j] = values[counts.argmax()]
+    features = []  # (column index, encoder)
+    for j, name in enumerate(ADULT_COLUMNS[:-1]):
+        col = [mode[j] if v == "?" else v for v in cols[j]]
+        if name in ADULT_CONTINUOUS:
+            arr = np.asarray(col, dtype=np.float64)
+            features.append((j, ("cont", arr.min(), arr.max())))
+        else:
+            features.append((j, ("cat", sorted(set(col)))))
+
+    def encode(rows):
+        out = []
+        for j, enc in features:
+            col = [mode[j] if r[j] == "?" else r[j] for r in rows]
+            if enc[0] == "cont":
+                lo, hi = enc[1], enc[2]
+                out.append(((np.asarray(col, dtype=np.float64) - lo) / (hi - lo))[:, None])
+            else:
+                index = {c: k for k, c in enumerate(enc[1])}
+                onehot = np.zeros((len(rows), len(enc[1])))
+                for i, v in enumerate(col):
+                    if v in index:  # a category unseen in training stays all-zero
+                        onehot[i, index[v]] = 1.0
+                out.append(onehot)
+        x = torch.tensor(np.concatenate(out, axis=1), dtype=torch.float32)
+        y = torch.tensor([r[-1].rstrip(".") == ">50K" for r in rows], dtype=torch.int64)
+        return x, y
+
+    return Dataset("adult", *encode(train), *encode(test))
+
+
+# -- partitions ------------------------------------------------------------------------
+def partition(labels: torch.Tensor, num_clients: int, scheme: str = "iid", *, seed: int = 0,
+              alpha: float = 0.5, classes_per_client: int = 2) -> list[torch.Tensor]:
+    """Split sample indices among ``num_clients`` clients.
+
+    * ``iid``: a random permutation cut into equal parts (the remainder of
+      ``len(labels) % num_clients`` samples is dropped so all clients hold m samples).
+    * ``dirichlet``: label skew; for each class, client shares ~ Dirichlet(alpha)
+      (Hsu et al. 2019; the adaptive-noise paper uses alpha in {0.1, 1, 10}).
+    * ``classes``: each client gets ``classes_per_client`` shards of the label-sorted data
+      (McMahan et al. 2017): two digits per client as in Zhou et al., one class per client
+      as in Li et al.  A shard can straddle a class boundary.
+    """
+    validate.choice("partition", scheme, PARTITIONS)
+    n = len(labels)
+    num_clients = validate.integer("num_clients", num_clients, 1, n)
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 0x5EED]))
+    y = labels.cpu().numpy()
+    if scheme == "iid":
+        m = n // num_clients
+        perm = rng.permutation(n)[: m * num_clients]
+        parts = perm.reshape(num_clients, m)
+    elif scheme == "dirichlet":
+        validate.positive("alpha", alpha)
+        parts = [[] for _ in range(num_clients)]
+        for k in np.unique(y):
+            idx = rng.permutation(np.flatnonzero(y == k))
+            shares = rng.dirichlet(np.full(num_clients, alpha))
+            cuts = (np.cumsum(shares)[:-1] * len(idx)).astype(int)
+            for i, chunk in enumerate(np.split(idx, cuts)):
+                parts[i].extend(chunk.tolist())
+        parts = [rng.permutation(np.asarray(p, dtype=np.int64)) for p in parts]
+    else:
+        k = validate.integer("classes_per_client", classes_per_client, 1, n // num_clients)
+        order = np.argsort(y, kind="stable")
+        shards = np.array_split(order, num_clients * k)
+        shard_ids = rng.permutation(num_clients * k).reshape(num_clients, k)
+        parts = [rng.permutation(np.concatenate([shards[s] for s in ids])) for ids in shard_ids]
+    out = [torch.as_tensor(np.asarray(p, dtype=np.int64)) for p in parts]
+    if any(len(p) == 0 for p in out):
+        raise ValueError(f"partition {scheme!r} left a client with no data; "
+                         f"use fewer clients or a larger alpha (alpha={alpha})")
+    return out
+
+
+@dataclass
+class FederatedData:
+    """Client data padded into one tensor: ``x[N, n_max, F]``, ``y[N, n_max]``,
+    ``counts[N]`` (valid rows per client), plus the global train and test sets."""
+
+    x: torch.Tensor
+    y: torch.Tensor
+    counts: torch.Tensor
+    x_train: torch.Tensor
+    y_train: torch.Tensor
+    x_test: torch.Tensor
+    y_test: torch.Tensor
+
+    @property
+    def num_clients(self) -> int:
+        return self.x.shape[0]
+
+    @property
+    def m(self) -> int:
+        """Smallest local dataset size (Wei et al. 2020, Sec. III-A)."""
+        return int(self.counts.min())
+
+    @property
+    def weights(self) -> torch.Tensor:
+        """p_i = |D_i| / |D| (Wei et al. 2020, eq. (1))."""
+        return self.counts.to(torch.float32) / self.counts.sum()
+
+
+def federate(ds: Dataset, parts: list[torch.Tensor], *, max_test: int | None = None) -> FederatedData:
+    """Gather each client's rows into padded tensors (padding rows repeat row 0 and are masked)."""
+    counts = torch.tensor([len(p) for p in parts], dtype=torch.int64)
+    n_max = int(counts.max())
+    index = torch.zeros(len(parts), n_max, dtype=torch.int64)
+    for i, p in enumerate(parts):
+        index[i, : len(p)] = p
+    used = torch.cat(parts)
+    x_test, y_test = ds.x_test, ds.y_test
+    if max_test is not None:
+        x_test, y_test = x_test[:max_test], y_test[:max_test]
+    return FederatedData(ds.x_train[index], ds.y_train[index], counts,
+                         ds.x_train[used], ds.y_train[used], x_test, y_test)
+
+
+def federated_dataset(name: str, num_clients: int, scheme: str = "iid", *, seed: int = 0,
+                      subsample: int | None = None, max_test: int | None = None,
+                      **partition_kwargs) -> FederatedData:
+    """Load ``name``, optionally keep a seeded random ``subsample`` of the training set
+    (quick mode), and split it among ``num_clients`` clients."""
+    ds = load(name)
+    if subsample is not None:
+        validate.integer("subsample", subsample, num_clients, len(ds.y_train))
+        g = torch.Generator().manual_seed(seed + 7919)
+        keep = torch.randperm(len(ds.y_train), generator=g)[:subsample]
+        ds = Dataset(ds.name, ds.x_train[keep], ds.y_train[keep], ds.x_test, ds.y_test)
+    parts = partition(ds.y_train, num_clients, scheme, seed=seed, **partition_kwargs)
+    return federate(ds, parts, max_test=max_test)

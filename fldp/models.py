@@ -1,0 +1,278 @@
+"""The papers' models, written once for many clients at a time.
+
+Every model keeps its parameters as one flat tensor with a leading *client* dimension,
+``params[C, D]``: client ``i`` owns row ``i``.  ``forward(params, x)`` takes inputs
+``x[C, B, ...]`` (a batch per client) and returns ``[C, B, out]`` with batched matrix
+products (``torch.baddbmm``) or grouped convolutions, so that local training of all
+clients is one tensor computation instead of a Python loop.  Flat rows make clipping,
+noise and aggregation plain row operations.
+
+Models (paper -> class):
+
+* Wei et al. 2020, Sec. VI: MLP 784-256-10, ReLU, softmax cross-entropy -> :class:`MLP`
+* Zhou et al., Sec. VI: multinomial logistic regression, 7,840 parameters (no bias)
+  -> :class:`MultinomialLogReg`
+* Li, Chang, Chi 2020, Sec. 5: binary logistic regression with L2 (lambda = 1e-4)
+  -> :class:`BinaryLogReg`
+* Adaptive CLT noise paper, Sec. 5: 2 conv + 2 fully connected layers -> :class:`CNN`
+
+The two logistic regressions also provide closed-form gradients (:meth:`Model.grad`),
+which the engine uses instead of autograd: that removes most of the per-step overhead in
+the tiny-model regimes of Zhou and Li.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from . import validate
+
+
+class Model:
+    """Base class: parameter layout, initialisation, loss and evaluation.
+
+    Subclasses set ``self.shapes`` (name -> shape, in order) and implement ``forward``.
+    """
+
+    shapes: dict[str, tuple[int, ...]]
+    num_classes: int
+
+    def __init__(self) -> None:
+        self._offsets: dict[str, tuple[int, int]] = {}
+        start = 0
+        for name, shape in self.shapes.items():
+            size = math.prod(shape)
+            self._offsets[name] = (start, start + size)
+            start += size
+        self.dim = start
+
+    # -- layout -------------------------------------------------------------------------
+    def unflatten(self, params: torch.Tensor) -> dict[str, torch.Tensor]:
+        """Views of ``params[C, D]`` as ``{name: [C, *shape]}`` (no copy)."""
+        c = params.shape[0]
+        return {n: params[:, a:b].view(c, *self.shapes[n]) for n, (a, b) in self._offsets.items()}
+
+    def init(self, generator: torch.Generator) -> torch.Tensor:
+        """One model's parameters ``[D]``, PyTorch's default ``nn.Linear``/``nn.Conv2d`` init:
+        weights and biases ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in))."""
+        parts = []
+        for name, shape in self.shapes.items():
+            fan_in = self._fan_in(name, shape)
+            bound = 1.0 / math.sqrt(fan_in)
+            u = torch.rand(math.prod(shape), generator=generator, dtype=torch.float32)
+            parts.append((2 * u - 1) * bound)
+        return torch.cat(parts)
+
+    def _fan_in(self, name: str, shape: tuple[int, ...]) -> int:
+        raise NotImplementedError
+
+    # -- computation --------------------------------------------------------------------
+    def forward(self, params: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
+
+    def per_sample_loss(self, params: torch.Tensor, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """Loss of each sample, ``[C, B]``."""
+        logits = self.forward(params, x)
+        c, b, k = logits.shape
+        return F.cross_entropy(logits.reshape(c * b, k), y.reshape(c * b), reduction="none").view(c, b)
+
+    def regulariser(self, params: torch.Tensor) -> torch.Tensor:
+        """Per-client penalty added to the empirical loss, ``[C]`` (0 unless overridden)."""
+        return params.new_zeros(params.shape[0])
+
+    def loss(self, params: torch.Tensor, x: torch.Tensor, y: torch.Tensor,
+             mask: torch.Tensor | None = None) -> torch.Tensor:
+        """Mean loss per client over the valid samples of its batch, ``[C]``.
+
+        ``mask[C, B]`` (0/1) marks valid samples when clients hold unequal amounts of data.
+        """
+        per = self.per_sample_loss(params, x, y)
+        if mask is None:
+            data = per.mean(dim=1)
+        else:
+            data = (per * mask).sum(dim=1) / mask.sum(dim=1).clamp_min(1)
+        return data + self.regulariser(params)
+
+    grad = None  # optional closed form: grad(params, x, y, mask) -> [C, D]
+
+    @torch.no_grad()
+    def evaluate(self, params: torch.Tensor, x: torch.Tensor, y: torch.Tensor,
+                 chunk: int = 20000) -> tuple[float, float]:
+        """(mean loss, accuracy) of one model ``params[D]`` on ``(x, y)``.
+
+        The loss includes the regulariser, i.e. it is the objective F(w) the papers bound.
+        """
+        p = params.reshape(1, -1)
+        total_loss, correct = 0.0, 0
+        for s in range(0, len(y), chunk):
+            xb, yb = x[s:s + chunk].unsqueeze(0), y[s:s + chunk].unsqueeze(0)
+            total_loss += float(self.per_sample_loss(p, xb, yb).sum())
+            correct += int((self.predict(p, xb) == yb).sum())
+        n = len(y)
+        return total_loss / n + float(self.regulariser(p)[0]), correct / n
+
+    def predict(self, params: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        return self.forward(params, x).argmax(dim=-1)
+
+
+class MLP(Model):
+    """Wei et al. 2020, Sec. VI: one hidden layer of 256 ReLU units, softmax over 10 classes."""
+
+    def __init__(self, in_features: int = 784, hidden: int = 256, num_classes: int = 10):
+        self.num_classes = num_classes
+        self.shapes = {"w1": (in_features, hidden), "b1": (hidden,),
+                       "w2": (hidden, num_classes), "b2": (num_classes,)}
+        super().__init__()
+
+    def _fan_in(self, name, shape):
+        return {"w1": shape[0], "b1": self.shapes["w1"][0], "w2": shape[0], "b2": self.shapes["w2"][0]}[name]
+
+    def forward(self, params, x):
+        p = self.unflatten(params)
+        h = torch.relu(torch.baddbmm(p["b1"].unsqueeze(1), x, p["w1"]))
+        return torch.baddbmm(p["b2"].unsqueeze(1), h, p["w2"])
+
+    def grad(self, params, x, y, mask=None):
+        """Closed-form backward pass (the chain rule written out; tested against autograd).
+
+        About 3x faster than autograd here, because autograd through views of the flat
+        parameter rows allocates and sums a full ``[C, D]`` zero gradient per slice.
+        """
+        p = self.unflatten(params)
+        c, b, _ = x.shape
+        h = torch.relu(torch.baddbmm(p["b1"].unsqueeze(1), x, p["w1"]))
+        r = torch.softmax(torch.baddbmm(p["b2"].unsqueeze(1), h, p["w2"]), dim=-1)
+        r.scatter_add_(2, y.unsqueeze(-1), -torch.ones(c, b, 1, dtype=r.dtype))
+        r = r * _sample_weights(mask, c, b, r.dtype).unsqueeze(-1)
+        dh = torch.bmm(r, p["w2"].transpose(1, 2)) * (h > 0)
+        return torch.cat([torch.bmm(x.transpose(1, 2), dh).reshape(c, -1), dh.sum(dim=1),
+                          torch.bmm(h.transpose(1, 2), r).reshape(c, -1), r.sum(dim=1)], dim=1)
+
+
+class MultinomialLogReg(Model):
+    """Zhou et al., Sec. VI: softmax regression on MNIST, 784 x 10 = 7,840 weights, no bias."""
+
+    def __init__(self, in_features: int = 784, num_classes: int = 10, bias: bool = False):
+        self.num_classes = num_classes
+        self.bias = bias
+        self.shapes = {"w": (in_features, num_classes)}
+        if bias:
+            self.shapes["b"] = (num_classes,)
+        super().__init__()
+
+    def _fan_in(self, name, shape):
+        return self.shapes["w"][0]
+
+    def forward(self, params, x):
+        p = self.unflatten(params)
+        out = torch.bmm(x, p["w"])
+        return out + p["b"].unsqueeze(1) if self.bias else out
+
+    def grad(self, params, x, y, mask=None):
+        """Closed-form gradient of the mean cross-entropy: X^T (softmax(XW) - onehot(y)) / n."""
+        c, b, _ = x.shape
+        r = torch.softmax(self.forward(params, x), dim=-1)
+        r.scatter_add_(2, y.unsqueeze(-1), -torch.ones(c, b, 1, dtype=r.dtype))
+        w = _sample_weights(mask, c, b, r.dtype)
+        r = r * w.unsqueeze(-1)
+        parts = [torch.bmm(x.transpose(1, 2), r).reshape(c, -1)]
+        if self.bias:
+            parts.append(r.sum(dim=1))
+        return torch.cat(parts, dim=1)
+
+
+class BinaryLogReg(Model):
+    """Li, Chang, Chi 2020, Sec. 5: L2-regularised logistic regression (lambda = 1e-4).
+
+    Labels are 0/1; the loss is log(1 + exp(-s x^T w)) with s = 2y - 1, plus lambda/2 ||w||^2.
+    """
+
+    def __init__(self, in_features: int, l2: float = 1e-4, bias: bool = True):
+        self.num_classes = 2
+        self.l2 = validate.nonnegative("l2", l2)
+        self.bias = bias
+        self.shapes = {"w": (in_features,)}
+        if bias:
+            self.shapes["b"] = (1,)
+        super().__init__()
+
+    def _fan_in(self, name, shape):
+        return self.shapes["w"][0]
+
+    def init(self, generator):
+        return torch.zeros(self.dim)  # convex problem: start at the origin, as is customary
+
+    def margin(self, params, x):
+        p = self.unflatten(params)
+        z = torch.bmm(x, p["w"].unsqueeze(-1)).squeeze(-1)
+        return z + p["b"] if self.bias else z
+
+    def forward(self, params, x):
+        z = self.margin(params, x)
+        return torch.stack([torch.zeros_like(z), z], dim=-1)  # logits of (class 0, class 1)
+
+    def per_sample_loss(self, params, x, y):
+        return F.binary_cross_entropy_with_logits(self.margin(params, x), y.to(x.dtype), reduction="none")
+
+    def regulariser(self, params):
+        return 0.5 * self.l2 * (params * params).sum(dim=1)
+
+    def grad(self, params, x, y, mask=None):
+        c, b, _ = x.shape
+        r = torch.sigmoid(self.margin(params, x)) - y.to(x.dtype)
+        r = r * _sample_weights(mask, c, b, r.dtype)
+        parts = [torch.bmm(r.unsqueeze(1), x).squeeze(1)]
+        if self.bias:
+            parts.append(r.sum(dim=1, keepdim=True))
+        return torch.cat(parts, dim=1) + self.l2 * params
+
+
+class CNN(Model):
+    """Adaptive CLT noise paper, Sec. 5: two 5x5 conv layers (32, 64 channels, each followed
+    by ReLU and 2x2 max-pooling) and two fully connected layers (512 ReLU units, 10 outputs).
+    The paper gives the layer types but not the widths; these are McMahan et al.'s (2017)
+    MNIST CNN widths.  All clients run as one grouped convolution (``groups = C``)."""
+
+    def __init__(self, channels: tuple[int, int] = (32, 64), hidden: int = 512, num_classes: int = 10):
+        c1, c2 = channels
+        self.num_classes = num_classes
+        self.shapes = {"conv1": (c1, 1, 5, 5), "cb1": (c1,), "conv2": (c2, c1, 5, 5), "cb2": (c2,),
+                       "fc1": (c2 * 16, hidden), "fb1": (hidden,), "fc2": (hidden, num_classes),
+                       "fb2": (num_classes,)}
+        super().__init__()
+
+    def _fan_in(self, name, shape):
+        s = self.shapes
+        return {"conv1": 25, "cb1": 25, "conv2": s["conv2"][1] * 25, "cb2": s["conv2"][1] * 25,
+                "fc1": s["fc1"][0], "fb1": s["fc1"][0], "fc2": s["fc2"][0], "fb2": s["fc2"][0]}[name]
+
+    def forward(self, params, x):
+        p = self.unflatten(params)
+        c, b = x.shape[:2]
+        h = x.reshape(c, b, 1, 28, 28).transpose(0, 1).reshape(b, c, 28, 28)
+        for w, bias in (("conv1", "cb1"), ("conv2", "cb2")):
+            weight = p[w].reshape(-1, *p[w].shape[2:])
+            h = F.conv2d(h, weight, p[bias].reshape(-1), groups=c)
+            h = F.max_pool2d(torch.relu(h), 2)
+        h = h.reshape(b, c, -1).transpose(0, 1)  # [C, B, 64*4*4]
+        h = torch.relu(torch.baddbmm(p["fb1"].unsqueeze(1), h, p["fc1"]))
+        return torch.baddbmm(p["fb2"].unsqueeze(1), h, p["fc2"])
+
+
+def _sample_weights(mask, c, b, dtype):
+    """Per-sample weights 1/n_valid (so gradients are means over valid samples)."""
+    if mask is None:
+        return torch.full((c, b), 1.0 / b, dtype=dtype)
+    m = mask.to(dtype)
+    return m / m.sum(dim=1, keepdim=True).clamp_min(1)
+
+
+MODELS = {"mlp": MLP, "logreg": MultinomialLogReg, "binary_logreg": BinaryLogReg, "cnn": CNN}
+
+
+def make_model(name: str, **kwargs) -> Model:
+    """Build a model by name: ``mlp``, ``logreg``, ``binary_logreg`` or ``cnn``."""
+    validate.choice("model", name, MODELS)
+    return MODELS[name](**kwargs)

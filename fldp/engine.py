@@ -77,6 +77,7 @@ class FLConfig:
     noise: bool = True
     eval_every: int = 1
     eval_train: bool = True
+    client_chunk: Optional[int] = None
     seed: int = 0
 
     def __post_init__(self):
@@ -105,6 +106,8 @@ class FLConfig:
         if self.dropout == 1:
             raise ValueError("dropout=1 is out of range: dropout must be in [0, 1)")
         validate.integer("eval_every", self.eval_every, 1)
+        if self.client_chunk is not None:
+            validate.integer("client_chunk", self.client_chunk, 1)
 
     def learning_rate(self, t: int) -> float:
         return float(self.lr(t)) if callable(self.lr) else float(self.lr)
@@ -197,26 +200,43 @@ def local_train(model: Model, start: torch.Tensor, data: FederatedData, clients:
     ``[K, D]``) on their own data, all at once; returns ``[K, D]``.
 
     Minimises F_i(w) + mu/2 ||w - start||^2 by SGD (Wei et al. 2020, Algorithm 1, line 6),
-    with the per-step gradient clipped when ``config.clip_mode == "grad"``.
+    with the per-step gradient clipped when ``config.clip_mode == "grad"`` (the gradient of
+    the client's mini-batch; for batch size 1, as in Li et al., that is per-sample clipping).
+
+    Clients are processed in chunks of :func:`client_chunk` rows so that a chunk's parameters
+    and gradients stay in the CPU cache (for the 203k-parameter MLP, all 50 clients at once
+    are 2-4x slower than chunks of 2-8).  The batch schedule is drawn once for all clients,
+    so the result does not depend on the chunk size.
     """
     k = len(clients)
     anchor = start.expand(k, -1) if start.dim() == 1 else start
-    params = anchor.clone()
     counts = data.counts[clients]
-    cid = clients[:, None]
-    g = generator(config.seed, "batch", t)
+    schedule = list(batch_schedule(counts, config, generator(config.seed, "batch", t)))
     steps_per_round = _steps_per_round(counts, config)
-    for s, (idx, mask) in enumerate(batch_schedule(counts, config, g)):
-        xb, yb = data.x[cid, idx], data.y[cid, idx]
-        grad = _gradient(model, params, xb, yb, mask)
-        if config.clip_mode == "grad":
-            grad = clip_rows(grad, config.clip, config.clip_norm)
-        if config.mu:
-            grad = grad + config.mu * (params - anchor)
-        lr = config.learning_rate((t - 1) * steps_per_round + s)
-        active = mask.any(dim=1, keepdim=True).to(params.dtype)
-        params = params - lr * active * grad
-    return params
+    lrs = [config.learning_rate((t - 1) * steps_per_round + s) for s in range(len(schedule))]
+    chunk = config.client_chunk or client_chunk(model)
+    out = []
+    for a in range(0, k, chunk):
+        rows = slice(a, a + chunk)
+        cid, anc = clients[rows, None], anchor[rows]
+        params = anc.clone()
+        for lr, (idx, mask) in zip(lrs, schedule):
+            idx, mask = idx[rows], mask[rows]
+            grad = _gradient(model, params, data.x[cid, idx], data.y[cid, idx], mask)
+            if config.clip_mode == "grad":
+                grad = clip_rows(grad, config.clip, config.clip_norm)
+            if config.mu:
+                grad = grad + config.mu * (params - anc)
+            active = mask.any(dim=1, keepdim=True).to(params.dtype)
+            params = params - lr * active * grad
+        out.append(params)
+    return torch.cat(out) if len(out) > 1 else out[0]
+
+
+def client_chunk(model: Model, cache_bytes: int = 16 << 20) -> int:
+    """How many clients to train together: enough rows of parameters, gradients and
+    temporaries (about 8 copies of float32) to fill ``cache_bytes`` of CPU cache."""
+    return max(1, cache_bytes // (model.dim * 4 * 8))
 
 
 def _steps_per_round(counts: torch.Tensor, config: FLConfig) -> int:

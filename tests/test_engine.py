@@ -238,3 +238,10 @@ def test_clients_per_round_out_of_range(k):
     cfg = engine.FLConfig(num_rounds=1, local_steps=1, clients_per_round=k)
     with pytest.raises(ValueError, match=r"clients_per_round=.* \[1, 6\]"):
         engine.run(model, data, cfg)
+
+
+def test_result_does_not_depend_on_client_chunk():
+    data, model = toy_data(), models.MLP(IN, HID, OUT)
+    cfg = engine.FLConfig(num_rounds=2, local_epochs=2, batch_size=4, lr=0.1, mu=0.1)
+    runs = [engine.run(model, data, engine.with_config(cfg, client_chunk=c)).params for c in (1, 4, 6)]
+    assert torch.allclose(runs[0], runs[1], atol=1e-6) and torch.allclose(runs[0], runs[2], atol=1e-6)

@@ -1,0 +1,516 @@
+"""Execute every notebook headlessly on the project's Jupyter kernel and write a report.
+
+:func:`reproduce` finds the notebooks under ``notebooks/``, checks the requested parameters
+against each notebook's ``parameters`` cell, runs each one with papermill on the kernel named
+``fldp`` (never another one), collects the results JSON that the notebook's
+:class:`fldp.results.Recorder` saved, and writes ``build/report.md`` and ``build/report.html``.
+
+A failing notebook is reported with its failing cell; the others still run.  Claims that do
+not hold are findings, shown as FAIL in the report, not errors.
+"""
+from __future__ import annotations
+
+import ast
+import base64
+import contextlib
+import datetime as dt
+import html
+import json
+import multiprocessing
+import os
+import platform
+import shutil
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Iterator, Mapping, Sequence
+
+from fldp.results import PROJECT_ROOT, atomic_write_bytes
+
+KERNEL_NAME = "fldp"
+#: Env var naming a file to which ``Recorder.save`` appends the path of each results JSON.
+MANIFEST_ENV = "FLDP_RUN_MANIFEST"
+#: Environment every kernel runs with (headless plotting, stable hashing).
+KERNEL_ENV = {"MPLBACKEND": "Agg", "PYTHONHASHSEED": "0"}
+DEFAULT_CELL_TIMEOUT_S = {False: 1800.0, True: 600.0}
+_VERSIONS_SHOWN = ("torch", "torchvision", "numpy", "dp-accounting", "papermill")
+
+
+class UsageError(Exception):
+    """The request cannot be run (no notebook matched, unknown parameter, no kernel)."""
+
+
+@dataclass
+class Options:
+    """What ``fldp reproduce`` was asked to do."""
+
+    quick: bool = False
+    only: Sequence[str] = ()
+    jobs: int = 1
+    params: Mapping[str, Any] = field(default_factory=dict)
+    timeout: float | None = None  # per cell, seconds; None: the mode's default
+    notebooks_dir: Path = PROJECT_ROOT / "notebooks"
+    build_dir: Path = PROJECT_ROOT / "build"
+    kernel_name: str = KERNEL_NAME
+
+
+@dataclass
+class CellError:
+    """Why a notebook failed: the cell (index in the source notebook) and the error."""
+
+    cell: int | None
+    ename: str
+    evalue: str
+    execution_count: int | None = None
+
+    def describe(self) -> str:
+        where = "before execution" if self.cell is None and self.ename == "ParameterError" \
+            else f"cell {self.cell if self.cell is not None else '?'}"
+        if self.execution_count is not None:
+            where += f" (In [{self.execution_count}])"
+        return ": ".join(part for part in (where, self.ename, self.evalue) if part)
+
+
+@dataclass
+class Task:
+    """One notebook to execute; plain data so it can be sent to a worker process."""
+
+    index: int
+    total: int
+    rel: str
+    source: Path
+    output: Path
+    parameters: dict[str, Any]
+    timeout: float
+    kernel_name: str
+    env: dict[str, str]
+    injected_at: int | None  # index papermill gives its injected cell (None: no shift)
+    problem: str | None = None  # set when the notebook cannot be run as asked
+
+
+@dataclass
+class NotebookResult:
+    """Outcome of one notebook: status, time, executed copy and the results it saved."""
+
+    rel: str
+    output: Path
+    seconds: float
+    error: CellError | None
+    results_files: list[Path]
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+@dataclass
+class Report:
+    quick: bool
+    started: dt.datetime
+    seconds: float
+    build_dir: Path
+    params: dict[str, Any]
+    notebooks: list[NotebookResult]
+
+    @property
+    def ok(self) -> bool:
+        return all(nb.ok for nb in self.notebooks)
+
+
+# --------------------------------------------------------------------------- planning
+
+
+def parse_value(text: str) -> Any:
+    """A ``-p`` value: a Python literal when it parses as one (``3``, ``True``, ``[1, 2]``),
+    otherwise the string itself."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return text
+
+
+def discover(notebooks_dir: Path, only: Sequence[str] = ()) -> list[Path]:
+    """Notebooks under ``notebooks_dir`` (recursive, sorted, no checkpoints), filtered by
+    ``only``: a pattern matches a notebook's relative path, file name or stem as a glob, or
+    as a substring of its relative path; an exact relative path selects just that one."""
+    root = Path(notebooks_dir)
+    if not root.is_dir():
+        raise UsageError(f"notebook folder {root} does not exist")
+    found = sorted(
+        (p for p in root.rglob("*.ipynb")
+         if ".ipynb_checkpoints" not in p.relative_to(root).parts),
+        key=lambda p: p.relative_to(root).as_posix(),
+    )
+    if not found:
+        raise UsageError(f"no notebooks under {root}")
+    if not only:
+        return found
+    rels = {p.relative_to(root).as_posix() for p in found}
+    chosen = [p for p in found if any(_matches(p.relative_to(root), pat, rels) for pat in only)]
+    if not chosen:
+        names = ", ".join(p.relative_to(root).as_posix() for p in found)
+        raise UsageError(f"no notebook under {root} matches --only "
+                         f"{' '.join(map(repr, only))}; available: {names}")
+    return chosen
+
+
+def _matches(rel: Path, pattern: str, all_rels: set[str]) -> bool:
+    text = rel.as_posix()
+    if pattern in all_rels:  # an exact relative path selects that notebook only
+        return text == pattern
+    return (pattern in text or fnmatchcase(text, pattern)
+            or fnmatchcase(rel.name, pattern) or fnmatchcase(rel.stem, pattern))
+
+
+def parameter_cell(path: Path) -> tuple[set[str], int | None]:
+    """Names defined in the notebook's ``parameters`` cell, and where papermill will put
+    its injected-parameters cell (``None`` when it replaces an existing one in place)."""
+    import nbformat
+    from papermill.translators import PythonTranslator
+
+    nb = nbformat.read(str(path), as_version=4)
+    tags = [cell.get("metadata", {}).get("tags", []) for cell in nb.cells]
+    at = next((i for i, t in enumerate(tags) if "parameters" in t), -1)
+    names = {p.name for p in PythonTranslator.inspect(nb.cells[at])} if at >= 0 else set()
+    has_injected = any("injected-parameters" in t for t in tags)
+    return names, None if has_injected else at + 1
+
+
+def check_kernel(name: str = KERNEL_NAME) -> None:
+    """Fail clearly when the kernelspec ``name`` is missing or broken (no fallback)."""
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+    manager = KernelSpecManager()
+    try:
+        spec = manager.get_kernel_spec(name)
+    except NoSuchKernel:
+        raise UsageError(
+            f"Jupyter kernel {name!r} is not installed (searched: "
+            f"{', '.join(manager.kernel_dirs)}). Run `make env` to create the environment "
+            f"and register the kernel.") from None
+    if not shutil.which(spec.argv[0]):
+        raise UsageError(f"Jupyter kernel {name!r} points at {spec.argv[0]}, which does not "
+                         f"exist. Run `make env` to register it again.")
+
+
+def plan(opts: Options) -> tuple[bool, dict[str, Any], list[Task]]:
+    """Check the request and turn it into tasks; raises :class:`UsageError` when invalid."""
+    params = dict(opts.params)
+    quick = bool(params.pop("quick", False)) or opts.quick  # `-p quick True` == --quick
+    notebooks = discover(opts.notebooks_dir, opts.only)
+    check_kernel(opts.kernel_name)
+    declared = {nb: parameter_cell(nb) for nb in notebooks}
+    unknown = [n for n in params if not any(n in names for names, _ in declared.values())]
+    if unknown:
+        raise UsageError(f"no selected notebook has a parameter named "
+                         f"{', '.join(map(repr, unknown))} in its `parameters` cell")
+    timeout = opts.timeout if opts.timeout is not None else DEFAULT_CELL_TIMEOUT_S[quick]
+    env = dict(KERNEL_ENV)
+    if os.environ.get("FLDP_OUTPUT_DIR"):  # kernels run in the notebook's folder
+        env["FLDP_OUTPUT_DIR"] = os.path.abspath(os.environ["FLDP_OUTPUT_DIR"])
+    if opts.jobs > 1 and "OMP_NUM_THREADS" not in os.environ:
+        env["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // opts.jobs))
+    root, out = Path(opts.notebooks_dir), Path(opts.build_dir) / "notebooks"
+    tasks = []
+    for i, nb in enumerate(notebooks, 1):
+        names, injected_at = declared[nb]
+        chosen = {k: v for k, v in params.items() if k in names}
+        problem = None
+        if quick:
+            if "quick" in names:
+                chosen["quick"] = True
+            else:
+                problem = "its `parameters` cell does not define `quick`, so it cannot run at CI size"
+        rel = nb.relative_to(root)
+        tasks.append(Task(i, len(notebooks), rel.as_posix(), nb, out / rel, chosen, timeout,
+                          opts.kernel_name, env, injected_at if chosen else None, problem))
+    return quick, params, tasks
+
+
+# --------------------------------------------------------------------------- execution
+
+
+def run_task(task: Task) -> NotebookResult:
+    """Execute one notebook (in this process) and collect the results files it saved."""
+    print(f"[{task.index}/{task.total}] start   {task.rel}", flush=True)
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="fldp-run-") as tmp:
+        manifest = Path(tmp) / "results-files.txt"
+        manifest.touch()
+        if task.problem:
+            error: CellError | None = CellError(None, "ParameterError", task.problem)
+        else:
+            with _environ({**task.env, MANIFEST_ENV: str(manifest)}):
+                error = _execute(task)
+        results_files = _read_manifest(manifest)
+    result = NotebookResult(task.rel, task.output, time.perf_counter() - t0, error,
+                            results_files)
+    status = "ok    " if result.ok else "FAILED"
+    detail = f"  -- {error.describe()}" if error else ""
+    print(f"[{task.index}/{task.total}] {status}  {task.rel}  {result.seconds:.1f} s{detail}",
+          flush=True)
+    return result
+
+
+def _execute(task: Task) -> CellError | None:
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    task.output.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        papermill.execute_notebook(
+            str(task.source), str(task.output), parameters=task.parameters,
+            kernel_name=task.kernel_name, cwd=str(task.source.parent),
+            execution_timeout=task.timeout, progress_bar=False, log_output=False)
+    except PapermillExecutionError as exc:
+        return CellError(_source_index(exc.cell_index, task.injected_at), exc.ename,
+                         _one_line(exc.evalue), exc.exec_count)
+    except Exception as exc:  # cell timeout, dead kernel, unreadable notebook, ...
+        index = _last_started_cell(task.output)
+        return CellError(_source_index(index, task.injected_at), type(exc).__name__,
+                         _one_line(str(exc)))
+    return None
+
+
+def _source_index(executed: int | None, injected_at: int | None) -> int | None:
+    """Map a cell index in the executed notebook back to the source notebook's."""
+    if executed is None or injected_at is None or executed < injected_at:
+        return executed
+    return None if executed == injected_at else executed - 1
+
+
+def _last_started_cell(output: Path) -> int | None:
+    """Index of the last cell papermill started (the one that hung or killed the kernel)."""
+    try:
+        cells = json.loads(output.read_text())["cells"]
+    except (OSError, ValueError, KeyError):
+        return None
+    started = [i for i, c in enumerate(cells)
+               if c.get("metadata", {}).get("papermill", {}).get("start_time")]
+    return started[-1] if started else None
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+@contextlib.contextmanager
+def _environ(values: Mapping[str, str]) -> Iterator[None]:
+    """Set environment variables (inherited by the kernel) and restore them afterwards."""
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, old in saved.items():
+            if old is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = old
+
+
+def _read_manifest(manifest: Path) -> list[Path]:
+    lines = manifest.read_text().splitlines()
+    return list(dict.fromkeys(Path(line) for line in lines if line.strip()))
+
+
+def run_tasks(tasks: Sequence[Task], jobs: int = 1) -> list[NotebookResult]:
+    """Run tasks in order, or in ``jobs`` worker processes; results keep the task order."""
+    if jobs <= 1 or len(tasks) <= 1:
+        return [run_task(t) for t in tasks]
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context) as pool:
+        return list(pool.map(run_task, tasks))
+
+
+def reproduce(opts: Options) -> Report:
+    """Plan, execute and report; raises :class:`UsageError` before running anything."""
+    quick, params, tasks = plan(opts)
+    started, t0 = dt.datetime.now().astimezone(), time.perf_counter()
+    print(f"fldp reproduce: {len(tasks)} notebook(s), {'quick' if quick else 'full'} mode, "
+          f"kernel {opts.kernel_name!r}, {opts.jobs} job(s)", flush=True)
+    results = run_tasks(tasks, opts.jobs)
+    report = Report(quick, started, time.perf_counter() - t0, Path(opts.build_dir), params,
+                    results)
+    md, page = write_report(report)
+    failed = [r.rel for r in results if not r.ok]
+    print(f"{len(results) - len(failed)}/{len(results)} notebook(s) ok in "
+          f"{report.seconds:.1f} s; report: {md} and {page}", flush=True)
+    if failed:
+        print("FAILED: " + ", ".join(failed), flush=True)
+    return report
+
+
+# --------------------------------------------------------------------------- report
+
+
+@dataclass
+class _Saved:
+    """What one results JSON holds, resolved for the report."""
+
+    path: Path
+    figures: list[Path]
+    claims: list[dict[str, Any]]
+    problem: str | None = None
+
+
+def _load_saved(path: Path) -> _Saved:
+    try:
+        payload = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        return _Saved(path, [], [], f"cannot read {path}: {exc}")
+    root = Path(path).parents[2]  # <root>/results/<paper>/<notebook>.json
+    figures = [root / f for f in payload.get("figures", [])]
+    return _Saved(path, figures, list(payload.get("claims", [])))
+
+
+def _verdict(claim: Mapping[str, Any]) -> str:
+    passed = claim.get("passed")
+    return "PASS" if passed is True else "FAIL" if passed is False else "?"
+
+
+def _compact(value: Any, limit: int = 160) -> str:
+    if value is None:
+        return ""
+    text = value if isinstance(value, str) else json.dumps(value, separators=(", ", ": "))
+    return _one_line(text, limit)
+
+
+def _link(path: Path, base: Path) -> str:
+    return Path(os.path.relpath(path, base)).as_posix()
+
+
+def _claim_counts(saved: Sequence[_Saved]) -> tuple[int, int]:
+    verdicts = [_verdict(c) for s in saved for c in s.claims]
+    return verdicts.count("PASS"), len(verdicts)
+
+
+def _versions() -> str:
+    found = []
+    for name in _VERSIONS_SHOWN:
+        try:
+            found.append(f"{name} {metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            pass
+    return f"Python {platform.python_version()}, " + ", ".join(found)
+
+
+def _header(report: Report) -> list[tuple[str, str]]:
+    n_ok = sum(r.ok for r in report.notebooks)
+    return [
+        ("Mode", "quick (CI size)" if report.quick else "full"),
+        ("Date", report.started.isoformat(timespec="seconds")),
+        ("Total time", f"{report.seconds:.1f} s"),
+        ("Notebooks", f"{n_ok}/{len(report.notebooks)} ok"),
+        ("Parameters", ", ".join(f"{k}={v!r}" for k, v in report.params.items()) or "none"),
+        ("Environment", f"{_versions()}; {platform.platform()}"),
+    ]
+
+
+def render_markdown(report: Report, saved: Mapping[str, list[_Saved]]) -> str:
+    """The report as Markdown, links relative to the build folder."""
+    base, cell = report.build_dir, (lambda s: str(s).replace("|", "\\|"))
+    lines = ["# Reproduction report", ""]
+    lines += [f"- **{k}:** {v}" for k, v in _header(report)]
+    lines += ["", "| Notebook | Status | Time | Claims holding |", "|---|---|---|---|"]
+    for nb in report.notebooks:
+        passed, total = _claim_counts(saved[nb.rel])
+        lines.append(f"| {cell(nb.rel)} | {'ok' if nb.ok else '**FAILED**'} | "
+                     f"{nb.seconds:.1f} s | {passed}/{total} |")
+    for nb in report.notebooks:
+        lines += ["", f"## {nb.rel}", "",
+                  f"- Status: {'ok' if nb.ok else '**FAILED** at ' + nb.error.describe()}",
+                  f"- Run time: {nb.seconds:.1f} s",
+                  f"- Executed notebook: [{_link(nb.output, base)}](<{_link(nb.output, base)}>)"]
+        lines += [f"- Problem: {p}" for p in _problems(nb, saved[nb.rel])]
+        claims = [c for s in saved[nb.rel] for c in s.claims]
+        if claims:
+            lines += ["", "| Check | Claim | Statement | Measured | Expected | Note |",
+                      "|---|---|---|---|---|---|"]
+            lines += ["| " + " | ".join(cell(x) for x in _claim_row(c)) + " |" for c in claims]
+        figures = [f for s in saved[nb.rel] for f in s.figures]
+        if figures:
+            lines += ["", "Figures:", ""]
+            lines += [f"- [{_link(f, base)}](<{_link(f, base)}>)" for f in figures]
+    return "\n".join(lines) + "\n"
+
+
+def _claim_row(claim: Mapping[str, Any]) -> list[str]:
+    return [_verdict(claim), _one_line(claim.get("id", "")), _one_line(claim.get("statement", "")),
+            _compact(claim.get("measured")), _compact(claim.get("expected")),
+            _one_line(claim.get("note", "") or "")]
+
+
+def _problems(nb: NotebookResult, saved: Sequence[_Saved]) -> list[str]:
+    problems = [s.problem for s in saved if s.problem]
+    problems += [f"figure {f} is missing" for s in saved for f in s.figures if not f.exists()]
+    if nb.ok and not saved:
+        problems.append("no results file was saved (does the notebook call Recorder.save()?)")
+    return problems
+
+
+_CSS = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}
+table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.25em .5em;
+vertical-align:top;text-align:left}.PASS,.ok{color:#176317;font-weight:bold}
+.FAIL,.FAILED{color:#b00020;font-weight:bold}img{max-width:100%;border:1px solid #eee}"""
+
+
+def render_html(report: Report, saved: Mapping[str, list[_Saved]]) -> str:
+    """The same report as one self-contained HTML page (figures embedded as data URIs)."""
+    esc, base = html.escape, report.build_dir
+    out = [f"<!doctype html><html><head><meta charset='utf-8'><title>fldp reproduction "
+           f"report</title><style>{_CSS}</style></head><body><h1>Reproduction report</h1><ul>"]
+    out += [f"<li><b>{esc(k)}:</b> {esc(v)}</li>" for k, v in _header(report)]
+    out.append("</ul><table><tr><th>Notebook</th><th>Status</th><th>Time</th>"
+               "<th>Claims holding</th></tr>")
+    for nb in report.notebooks:
+        status = "ok" if nb.ok else "FAILED"
+        passed, total = _claim_counts(saved[nb.rel])
+        out.append(f"<tr><td><a href='#{esc(nb.rel)}'>{esc(nb.rel)}</a></td>"
+                   f"<td class='{status}'>{status}</td><td>{nb.seconds:.1f} s</td>"
+                   f"<td>{passed}/{total}</td></tr>")
+    out.append("</table>")
+    for nb in report.notebooks:
+        status = "ok" if nb.ok else f"FAILED at {nb.error.describe()}"
+        out.append(f"<h2 id='{esc(nb.rel)}'>{esc(nb.rel)}</h2><ul>"
+                   f"<li>Status: <span class='{'ok' if nb.ok else 'FAILED'}'>{esc(status)}"
+                   f"</span></li><li>Run time: {nb.seconds:.1f} s</li><li>Executed notebook: "
+                   f"<a href='{esc(_link(nb.output, base))}'>{esc(_link(nb.output, base))}</a>"
+                   "</li>")
+        out += [f"<li>Problem: {esc(p)}</li>" for p in _problems(nb, saved[nb.rel])]
+        out.append("</ul>")
+        claims = [c for s in saved[nb.rel] for c in s.claims]
+        if claims:
+            out.append("<table><tr><th>Check</th><th>Claim</th><th>Statement</th>"
+                       "<th>Measured</th><th>Expected</th><th>Note</th></tr>")
+            for claim in claims:
+                row = _claim_row(claim)
+                out.append(f"<tr><td class='{row[0]}'>{row[0]}</td>"
+                           + "".join(f"<td>{esc(x)}</td>" for x in row[1:]) + "</tr>")
+            out.append("</table>")
+        out += [_figure_html(f, base) for s in saved[nb.rel] for f in s.figures]
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"
+
+
+def _figure_html(path: Path, base: Path) -> str:
+    link = html.escape(_link(path, base))
+    if not path.exists():
+        return f"<p>missing figure: {link}</p>"
+    data = base64.b64encode(path.read_bytes()).decode()
+    return (f"<figure><img src='data:image/png;base64,{data}' alt='{link}'>"
+            f"<figcaption><a href='{link}'>{link}</a></figcaption></figure>")
+
+
+def write_report(report: Report) -> tuple[Path, Path]:
+    """Write ``report.md`` and ``report.html`` into the build folder, atomically."""
+    saved = {nb.rel: [_load_saved(p) for p in nb.results_files] for nb in report.notebooks}
+    md, page = report.build_dir / "report.md", report.build_dir / "report.html"
+    atomic_write_bytes(md, render_markdown(report, saved).encode())
+    atomic_write_bytes(page, render_html(report, saved).encode())
+    return md, page

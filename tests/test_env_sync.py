@@ -1,0 +1,127 @@
+"""pyproject.toml and environment.yml must list the same packages."""
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CONDA_ONLY = {"python", "pip"}  # the interpreter and installer, not project dependencies
+
+
+def normalise(requirement: str) -> str | None:
+    """Package name of a requirement (lowercase, ``_``/``.`` -> ``-``), without extras,
+    versions or markers; ``None`` for pip options such as ``-e .``."""
+    requirement = requirement.strip()
+    if not requirement or requirement.startswith("-"):
+        return None
+    match = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", requirement)
+    assert match, f"cannot read a package name from {requirement!r}"
+    return re.sub(r"[-_.]+", "-", match.group(0)).lower()
+
+
+def pyproject_packages(text: str) -> set[str]:
+    """Dependencies plus every optional extra."""
+    project = tomllib.loads(text)["project"]
+    reqs = list(project.get("dependencies", []))
+    for extra in project.get("optional-dependencies", {}).values():
+        reqs += extra
+    return {n for n in map(normalise, reqs) if n}
+
+
+def environment_packages(text: str) -> set[str]:
+    """Package names from an environment.yml: ``dependencies`` items and its ``pip:`` list.
+
+    A tiny parser for the simple structure conda uses (no PyYAML needed)."""
+    names: set[str] = set()
+    in_deps = False
+    deps_indent = None
+    for raw in text.splitlines():
+        line = raw.split(" #", 1)[0].rstrip()
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        indent = len(line) - len(line.lstrip())
+        if indent == 0:
+            in_deps = line.startswith("dependencies:")
+            continue
+        if not in_deps or not line.lstrip().startswith("- "):
+            continue
+        item = line.lstrip()[2:].strip().strip("'\"")
+        if deps_indent is None:
+            deps_indent = indent
+        if item == "pip:":
+            continue
+        name = normalise(re.split(r"[=<>!~ ]", item, maxsplit=1)[0])
+        if name and not (indent == deps_indent and name in CONDA_ONLY):
+            names.add(name)
+    return names
+
+
+def drift(pyproject_text: str, environment_text: str) -> tuple[set[str], set[str]]:
+    """(only in pyproject.toml, only in environment.yml)."""
+    a, b = pyproject_packages(pyproject_text), environment_packages(environment_text)
+    return a - b, b - a
+
+
+def test_pyproject_and_environment_list_the_same_packages():
+    only_pyproject, only_environment = drift((ROOT / "pyproject.toml").read_text(),
+                                             (ROOT / "environment.yml").read_text())
+    assert not only_pyproject and not only_environment, (
+        f"only in pyproject.toml: {sorted(only_pyproject)}; "
+        f"only in environment.yml: {sorted(only_environment)}")
+
+
+def test_both_files_list_the_core_packages():
+    expected = {"torch", "torchvision", "numpy", "scipy", "matplotlib", "papermill",
+                "ipykernel", "ipywidgets", "nbformat", "nbclient", "nbconvert", "tqdm",
+                "dp-accounting", "pytest"}
+    assert expected <= pyproject_packages((ROOT / "pyproject.toml").read_text())
+    assert expected <= environment_packages((ROOT / "environment.yml").read_text())
+
+
+PYPROJECT = """
+[project]
+name = "x"
+dependencies = ["torch>=2.2", "Dp_Accounting>=0.4", "numpy", "scipy[extra]==1.0; python_version>'3'"]
+[project.optional-dependencies]
+dev = ["pytest>=7"]
+"""
+
+ENVIRONMENT = """
+name: x
+channels:
+  - conda-forge
+dependencies:
+  - python=3.11
+  - pip
+  - numpy>=1.24   # a comment
+  - "scipy =1.0"
+  - pytest
+  - pip:
+      - torch>=2.2
+      - dp_accounting
+      - -e .
+"""
+
+
+def test_parser_reads_the_simple_yaml_structure():
+    assert environment_packages(ENVIRONMENT) == {"numpy", "scipy", "pytest", "torch",
+                                                 "dp-accounting"}
+    assert pyproject_packages(PYPROJECT) == {"torch", "dp-accounting", "numpy", "scipy",
+                                             "pytest"}
+
+
+def test_in_sync_example_has_no_drift():
+    assert drift(PYPROJECT, ENVIRONMENT) == (set(), set())
+
+
+@pytest.mark.parametrize("edit, expected", [
+    (lambda e: e.replace('"scipy =1.0"', "scikit-learn"),
+     ({"scipy"}, {"scikit-learn"})),
+    (lambda e: e.replace("      - torch>=2.2\n", ""), ({"torch"}, set())),
+    (lambda e: e + "  - tqdm\n", (set(), {"tqdm"})),
+])
+def test_drift_is_detected(edit, expected):
+    assert drift(PYPROJECT, edit(ENVIRONMENT)) == expected

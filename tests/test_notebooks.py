@@ -1,0 +1,56 @@
+"""Every notebook under notebooks/ runs in quick mode and saves figures and claim checks.
+
+Each notebook is executed through ``fldp reproduce``'s pipeline on the ``fldp`` kernel with
+``quick=True`` and ``FLDP_OUTPUT_DIR`` in a temporary folder.  Deselect with
+``-m 'not notebooks'``.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fldp import pipeline
+from fldp.pipeline import Options, UsageError
+
+NOTEBOOKS_DIR = Path(__file__).resolve().parent.parent / "notebooks"
+
+
+def _notebooks() -> list[str]:
+    try:
+        return [p.relative_to(NOTEBOOKS_DIR).as_posix() for p in pipeline.discover(NOTEBOOKS_DIR)]
+    except UsageError:
+        return []
+
+
+NOTEBOOKS = _notebooks()
+pytestmark = pytest.mark.notebooks
+
+
+def test_there_are_notebooks():
+    assert NOTEBOOKS, f"no notebooks under {NOTEBOOKS_DIR}: nothing would be checked"
+
+
+@pytest.mark.parametrize("rel", NOTEBOOKS)
+def test_notebook_runs_in_quick_mode(rel: str, tmp_path: Path, output_dir: Path):
+    build = tmp_path / "build"
+    report = pipeline.reproduce(Options(quick=True, only=[rel], notebooks_dir=NOTEBOOKS_DIR,
+                                        build_dir=build))
+    (result,) = report.notebooks
+    assert result.rel == rel
+    assert result.ok, (f"{rel} failed at {result.error.describe()}; "
+                       f"executed copy: {result.output}")
+    assert result.results_files, f"{rel} saved no results JSON (Recorder.save() not called?)"
+
+    pngs = []
+    for path in result.results_files:
+        assert path.is_relative_to(output_dir), f"{path} written outside FLDP_OUTPUT_DIR"
+        saved = json.loads(path.read_text())
+        assert saved["quick"] is True, f"{path}: Recorder was not told quick=True"
+        for claim in saved["claims"]:
+            assert isinstance(claim.get("passed"), bool), f"{path}: claim {claim.get('id')}"
+        pngs += [path.parents[2] / f for f in saved["figures"] if f.endswith(".png")]
+    assert pngs, f"{rel} saved no PNG figure"
+    for png in pngs:
+        assert png.is_file() and png.stat().st_size > 0, f"missing figure {png}"

@@ -1,0 +1,167 @@
+"""`fldp reproduce` on tiny notebooks: report, failing cells, parameters, exit status."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from fldp import cli, pipeline
+from fldp.pipeline import Options, UsageError
+
+ROOT = Path(__file__).resolve().parent.parent
+
+PARAMS = "quick = False\nscale = 1\n"
+GOOD = [
+    PARAMS,
+    "import os\nimport matplotlib.pyplot as plt\nfrom fldp.results import Recorder",
+    "rec = Recorder('toy', 'good', quick=quick, params={'scale': scale})\n"
+    "fig, ax = plt.subplots()\nax.plot([0, 1], [0, scale])\nrec.savefig(fig, 'line')\n"
+    "rec.claim('C1', 'scale was injected as 3', passed=scale == 3, measured=scale, expected=3)\n"
+    "rec.claim('C2', 'a claim that does not hold', passed=False, note='on purpose')\n"
+    "rec.add('env', {k: os.environ.get(k) for k in ('MPLBACKEND', 'PYTHONHASHSEED')})\n"
+    "rec.save()",
+]
+BAD = [
+    "quick = False",
+    "x = 1",
+    "y = x + 1",
+    "raise ValueError('boom in cell three')",
+    "never = True",
+]
+
+
+def write_notebook(path: Path, cells: list[str]) -> Path:
+    """A notebook whose first cell is tagged ``parameters``."""
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "language": "python",
+                                 "display_name": "Python 3"}
+    nb.cells = [nbformat.v4.new_code_cell(src) for src in cells]
+    nb.cells[0].metadata["tags"] = ["parameters"]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, str(path))
+    return path
+
+
+@pytest.fixture
+def project(tmp_path: Path, output_dir: Path) -> Path:
+    """tmp/notebooks with a good notebook (in a subfolder), a failing one and a checkpoint."""
+    nbs = tmp_path / "notebooks"
+    write_notebook(nbs / "toy" / "good.ipynb", GOOD)
+    write_notebook(nbs / "bad.ipynb", BAD)
+    write_notebook(nbs / "toy" / ".ipynb_checkpoints" / "good-checkpoint.ipynb", BAD)
+    return nbs
+
+
+@pytest.fixture
+def run(project: Path, tmp_path: Path, capfd: pytest.CaptureFixture):
+    """Run the CLI once on ``project`` (quick mode, two jobs, scale=3)."""
+    build = tmp_path / "build"
+    status = cli.main(["reproduce", "--quick", "--jobs", "2", "-p", "scale", "3",
+                       "--notebooks-dir", str(project), "--build-dir", str(build)])
+    out, err = capfd.readouterr()
+    return status, build, out + err
+
+
+def test_discover_is_sorted_recursive_and_skips_checkpoints(project: Path):
+    found = [p.relative_to(project).as_posix() for p in pipeline.discover(project)]
+    assert found == ["bad.ipynb", "toy/good.ipynb"]
+    assert [p.name for p in pipeline.discover(project, ["good"])] == ["good.ipynb"]
+    assert [p.name for p in pipeline.discover(project, ["b*"])] == ["bad.ipynb"]
+    with pytest.raises(UsageError, match="matches --only 'nope'.*available: bad.ipynb"):
+        pipeline.discover(project, ["nope"])
+
+
+@pytest.mark.parametrize("text, value", [
+    ("3", 3), ("0.5", 0.5), ("True", True), ("[1, 2]", [1, 2]), ("'a'", "a"),
+    ("mnist", "mnist"), ("1e-5", 1e-5), ("None", None), ("a b", "a b"),
+])
+def test_parse_value(text, value):
+    assert pipeline.parse_value(text) == value
+
+
+def test_parameter_cell_names(project: Path):
+    names, injected_at = pipeline.parameter_cell(project / "toy" / "good.ipynb")
+    assert names == {"quick", "scale"} and injected_at == 1
+
+
+def test_pipeline_report_statuses_claims_and_figures(run, output_dir: Path):
+    status, build, out = run
+    assert status == 1  # one notebook failed
+    report = (build / "report.md").read_text()
+    html = (build / "report.html").read_text()
+
+    # The good notebook: run with quick=True and the injected scale, claims and figure listed.
+    saved = json.loads((output_dir / "results" / "toy" / "good.json").read_text())
+    assert saved["quick"] is True and saved["params"] == {"scale": 3}
+    assert saved["data"]["env"] == {"MPLBACKEND": "Agg", "PYTHONHASHSEED": "0"}
+    assert (output_dir / "figures" / "toy" / "line.png").is_file()
+    assert "## toy/good.ipynb" in report and "- Status: ok" in report
+    assert "| PASS | C1 | scale was injected as 3 | 3 | 3 |" in report
+    assert "| FAIL | C2 | a claim that does not hold |" in report
+    assert "figures/toy/line.png" in report
+    assert "data:image/png;base64," in html and "class='FAIL'>FAIL" in html
+    assert (build / "notebooks" / "toy" / "good.ipynb").is_file()
+
+    # The bad one: failing cell 3 (source index; In [5] counts the injected-parameters cell).
+    assert "## bad.ipynb" in report
+    assert "**FAILED** at cell 3 (In [5]): ValueError: boom in cell three" in report
+    assert (build / "notebooks" / "bad.ipynb").is_file()
+    assert "checkpoint" not in report
+
+    assert "- **Mode:** quick (CI size)" in report and "Total time" in report
+    assert "FAILED  bad.ipynb" in out and "FAILED: bad.ipynb" in out
+    assert "start   toy/good.ipynb" in out and "ok      toy/good.ipynb" in out
+
+
+def test_unknown_parameter_is_rejected_before_running(project: Path, tmp_path: Path, capsys):
+    status = cli.main(["reproduce", "-p", "nosuch", "1", "--notebooks-dir", str(project),
+                       "--build-dir", str(tmp_path / "build")])
+    assert status == 2
+    assert "'nosuch'" in capsys.readouterr().err
+    assert not (tmp_path / "build").exists()
+
+
+def test_missing_kernel_fails_with_make_env_hint(project: Path):
+    with pytest.raises(UsageError, match=r"kernel 'fldp-missing' is not installed.*make env"):
+        pipeline.reproduce(Options(notebooks_dir=project, kernel_name="fldp-missing"))
+
+
+def test_quick_mode_requires_a_quick_parameter(tmp_path: Path, output_dir: Path):
+    nbs = tmp_path / "notebooks"
+    write_notebook(nbs / "noquick.ipynb", ["n = 1", "print(n)"])
+    report = pipeline.reproduce(Options(quick=True, notebooks_dir=nbs,
+                                        build_dir=tmp_path / "build"))
+    (result,) = report.notebooks
+    assert not result.ok and "does not define `quick`" in result.error.evalue
+
+
+def test_cell_timeout_names_the_hanging_cell(tmp_path: Path, output_dir: Path):
+    nbs = tmp_path / "notebooks"
+    write_notebook(nbs / "slow.ipynb", ["quick = False", "import time", "time.sleep(60)"])
+    report = pipeline.reproduce(Options(notebooks_dir=nbs, build_dir=tmp_path / "build",
+                                        timeout=3, params={"quick": True}))
+    (result,) = report.notebooks
+    assert result.error is not None and result.error.cell == 2
+    assert "Timeout" in result.error.ename
+
+
+def test_python_m_fldp_only_nonexistent(tmp_path: Path):
+    proc = subprocess.run([sys.executable, "-m", "fldp", "reproduce", "--quick", "--only",
+                           "nonexistent"], capture_output=True, text=True, cwd=tmp_path,
+                          env={**os.environ, "FLDP_OUTPUT_DIR": str(tmp_path)})
+    assert proc.returncode == 2
+    assert "error:" in proc.stderr and ("nonexistent" in proc.stderr or "no notebooks" in proc.stderr)
+
+
+def test_exact_relative_path_selects_one_notebook(tmp_path: Path):
+    nbs = tmp_path / "notebooks"
+    for rel in ("a/x.ipynb", "b/a/x.ipynb"):
+        write_notebook(nbs / rel, ["quick = False"])
+    assert [p.relative_to(nbs).as_posix() for p in pipeline.discover(nbs, ["a/x.ipynb"])] \
+        == ["a/x.ipynb"]
+    assert len(pipeline.discover(nbs, ["x"])) == 2

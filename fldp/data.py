@@ -58,12 +58,19 @@ def cache_dir() -> Path:
     return Path(os.environ.get("FLDP_CACHE_DIR", PROJECT_ROOT / ".cache"))
 
 
-def _network_available(host: str = "pypi.org", timeout: float = 3.0) -> bool:
-    try:
-        socket.create_connection((host, 443), timeout=timeout).close()
-        return True
-    except OSError:
-        return False
+def _network_available(urls: list[str], timeout: float = 3.0) -> bool:
+    """True when one of the dataset's download hosts accepts a connection."""
+    from urllib.parse import urlparse
+
+    for url in urls:
+        u = urlparse(url)
+        try:
+            socket.create_connection((u.hostname, u.port or (443 if u.scheme == "https" else 80)),
+                                     timeout=timeout).close()
+            return True
+        except OSError:
+            continue
+    return False
 
 
 def _missing_message(name: str, folder: Path, missing: list[str]) -> str:
@@ -122,11 +129,15 @@ def _load_images(name: str, download: bool) -> Dataset:
             dst.symlink_to(src.resolve())
         elif not dst.exists():
             missing.append(f)
-    if missing and not (download and _network_available()):
+    if missing and not (download and _network_available(list(cls.mirrors))):
         raise MissingDataError(_missing_message(name, folder, missing))
     splits = []
     for train in (True, False):
-        ds = cls(str(root), train=train, download=True)
+        try:
+            ds = cls(str(root), train=train, download=bool(missing))
+        except (RuntimeError, OSError) as err:  # download failed or a file is corrupt
+            raise MissingDataError(_missing_message(name, folder, missing or list(IMAGE_FILES))
+                                   + f"\n(torchvision: {err})") from err
         x = (ds.data.reshape(len(ds.data), -1).to(torch.float32) / 255.0 - mean) / std
         splits += [x, ds.targets.to(torch.int64)]
     return Dataset(name, *splits)

@@ -103,13 +103,16 @@ class Model:
         """(mean loss, accuracy) of one model ``params[D]`` on ``(x, y)``.
 
         The loss includes the regulariser, i.e. it is the objective F(w) the papers bound.
+        Every model's ``forward`` returns class logits, so the loss is the cross-entropy of
+        those (for :class:`BinaryLogReg`, logits (0, z) make it exactly the logistic loss).
         """
         p = params.reshape(1, -1)
         total_loss, correct = 0.0, 0
-        for s in range(0, len(y), chunk):
-            xb, yb = x[s:s + chunk].unsqueeze(0), y[s:s + chunk].unsqueeze(0)
-            total_loss += float(self.per_sample_loss(p, xb, yb).sum())
-            correct += int((self.predict(p, xb) == yb).sum())
+        for s in range(0, len(y), chunk):  # one forward pass gives both loss and accuracy
+            logits = self.forward(p, x[s:s + chunk].unsqueeze(0))[0]
+            yb = y[s:s + chunk]
+            total_loss += float(F.cross_entropy(logits, yb, reduction="sum"))
+            correct += int((logits.argmax(dim=-1) == yb).sum())
         n = len(y)
         return total_loss / n + float(self.regulariser(p)[0]), correct / n
 

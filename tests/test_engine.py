@@ -245,3 +245,15 @@ def test_result_does_not_depend_on_client_chunk():
     cfg = engine.FLConfig(num_rounds=2, local_epochs=2, batch_size=4, lr=0.1, mu=0.1)
     runs = [engine.run(model, data, engine.with_config(cfg, client_chunk=c)).params for c in (1, 4, 6)]
     assert torch.allclose(runs[0], runs[1], atol=1e-6) and torch.allclose(runs[0], runs[2], atol=1e-6)
+
+
+@pytest.mark.parametrize("name,kw", [("mlp", dict(in_features=IN, hidden=HID, num_classes=OUT)),
+                                     ("binary_logreg", dict(in_features=IN, l2=0.1))])
+def test_evaluate_matches_training_loss(name, kw):
+    model = models.make_model(name, **kw)
+    g = torch.Generator().manual_seed(0)
+    w = torch.randn(model.dim, generator=g) * 0.3
+    x, y = torch.randn(50, IN, generator=g), torch.randint(0, model.num_classes, (50,), generator=g)
+    loss, acc = model.evaluate(w, x, y, chunk=16)
+    assert loss == pytest.approx(float(model.loss(w[None], x[None], y[None])[0]), rel=1e-5)
+    assert acc == pytest.approx(float((model.forward(w[None], x[None])[0].argmax(-1) == y).float().mean()))

@@ -32,6 +32,18 @@ def test_there_are_notebooks():
     assert NOTEBOOKS, f"no notebooks under {NOTEBOOKS_DIR}: nothing would be checked"
 
 
+@pytest.fixture(scope="module")
+def output_dir(tmp_path_factory: pytest.TempPathFactory):
+    """One FLDP_OUTPUT_DIR for all notebooks of this module, as in a real `fldp reproduce`
+    run: later notebooks can read earlier ones' results (wei2020/04 and 05 reuse the
+    constants estimated by 03 instead of estimating them again)."""
+    out = tmp_path_factory.mktemp("notebook-outputs")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("FLDP_OUTPUT_DIR", str(out))
+    yield out
+    mp.undo()
+
+
 @pytest.mark.parametrize("rel", NOTEBOOKS)
 def test_notebook_runs_in_quick_mode(rel: str, tmp_path: Path, output_dir: Path):
     build = tmp_path / "build"

@@ -133,8 +133,8 @@ def _load_images(name: str, download: bool) -> Dataset:
         raise MissingDataError(_missing_message(name, folder, missing))
     splits = []
     for train in (True, False):
-        try:
-            ds = cls(str(root), train=train, download=bool(missing))
+        try:  # download=True also decompresses the .gz files already in place, offline
+            ds = cls(str(root), train=train, download=True)
         except (RuntimeError, OSError) as err:  # download failed or a file is corrupt
             raise MissingDataError(_missing_message(name, folder, missing or list(IMAGE_FILES))
                                    + f"\n(torchvision: {err})") from err

@@ -12,8 +12,12 @@ HAVE_ADULT = (data.data_dir() / "adult" / "adult.data").exists()
 
 
 @pytest.mark.skipif(not HAVE_MNIST, reason="MNIST files not in the data directory")
-def test_mnist_through_torchvision():
+def test_mnist_through_torchvision(tmp_path, monkeypatch):
+    monkeypatch.setenv("FLDP_CACHE_DIR", str(tmp_path))  # a fresh torchvision root, as on a new machine
+    monkeypatch.setattr(data, "_network_available", lambda urls, timeout=3.0: False)
+    data._load_cached.cache_clear()
     ds = data.load("mnist")
+    data._load_cached.cache_clear()
     assert ds.x_train.shape == (60000, 784) and ds.x_test.shape == (10000, 784)
     assert torch.bincount(ds.y_test).tolist() == [980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009]
     # pixel mean 33.3184 / 255 (shared/data/SOURCES.md) after normalisation with (0.1307, 0.3081)

@@ -222,7 +222,7 @@ def local_train(model: Model, start: torch.Tensor, data: FederatedData, clients:
         params = anc.clone()
         for lr, (idx, mask) in zip(lrs, schedule):
             idx, mask = idx[rows], mask[rows]
-            grad = _gradient(model, params, data.x[cid, idx], data.y[cid, idx], mask)
+            grad = _gradient(model, params, *_gather(data, cid, idx), mask)
             if config.clip_mode == "grad":
                 grad = clip_rows(grad, config.clip, config.clip_norm)
             if config.mu:
@@ -237,6 +237,14 @@ def client_chunk(model: Model, cache_bytes: int = 16 << 20) -> int:
     """How many clients to train together: enough rows of parameters, gradients and
     temporaries (about 8 copies of float32) to fill ``cache_bytes`` of CPU cache."""
     return max(1, cache_bytes // (model.dim * 4 * 8))
+
+
+def _gather(data: FederatedData, cid: torch.Tensor, idx: torch.Tensor):
+    """``data.x[cid, idx]`` and ``data.y[cid, idx]`` as one ``index_select`` on flattened
+    rows: about 4x faster than advanced indexing for MNIST-sized batches (benchmarks/)."""
+    rows = (cid * data.x.shape[1] + idx).reshape(-1)
+    x = data.x.flatten(0, 1).index_select(0, rows).view(*idx.shape, *data.x.shape[2:])
+    return x, data.y.flatten(0, 1).index_select(0, rows).view(idx.shape)
 
 
 def _steps_per_round(counts: torch.Tensor, config: FLConfig) -> int:

@@ -1,0 +1,440 @@
+"""Speed of the batched engine in the papers' own regimes, against a naive per-client loop
+and against the machine's roofline.
+
+    python benchmarks/engine_bench.py [--repeats R] [--regime 1|2|3|all] [--threads T] [--no-studies]
+
+What is timed: one federated round = client selection + local training + clipping + uplink
+noise + aggregation (+ downlink noise for NbAFL), composed from the engine's building
+blocks exactly as :func:`fldp.engine.run` composes them (``select_clients``,
+``local_train``, ``clip_rows``, ``mechanisms.gaussian_noise`` through the standard hooks,
+``aggregate``).  Evaluation is excluded (``engine.run`` always evaluates round 0 and the
+last round, which would dominate one-round timings); the script checks that the composed
+round gives the same model as ``engine.run`` for one round, so nothing is left out.
+
+The naive baseline is the per-client loop a tutorial writes: one ``torch.nn`` module and one
+``torch.optim.SGD`` optimizer per client (built once, outside the timing), global weights
+copied in, a Python loop over the client's mini-batches (``zero_grad``, forward, loss,
+``backward``, ``clip_grad_norm_`` for per-step clipping, ``step``), the trained weights
+flattened, clipped and noised, then averaged.  It uses the same data tensors, the same batch
+indices (``engine.batch_schedule`` with the engine's generator, drawn inside the timed
+region, as the engine does) and the same noise draws, and it is checked to produce the same
+global model (max abs difference < 1e-4) before anything is timed.
+
+Timings are the minimum over ``--repeats`` samples (engine and naive interleaved), each
+sample averaging enough rounds to last ~0.1 s; the machine is shared, so the load average
+is printed with the results.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import platform
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from fldp import data as fdata, engine, mechanisms, models, nbafl
+
+TOL = 1e-4
+
+
+# -- utilities -----------------------------------------------------------------------------------
+def cpu_pressure() -> Optional[float]:
+    """Share of the last 10 s in which some runnable task waited for a CPU (Linux PSI), in %."""
+    try:
+        with open("/proc/pressure/cpu") as fh:
+            return float(fh.readline().split()[1].split("=")[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def load() -> str:
+    try:
+        out = "load avg " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        out = "load avg n/a"
+    p = cpu_pressure()
+    return out + (f", cpu pressure {p:.0f}%" if p is not None else "")
+
+
+def roofline_gflops(repeats: int, n: int = 2048) -> float:
+    """Plain float32 matmul n x n @ n x n: best GFLOP/s over ``repeats`` (after a warm-up)."""
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    out = torch.empty(n, n)
+    torch.mm(a, b, out=out)
+    best = math.inf
+    for _ in range(max(3, repeats)):
+        t0 = time.perf_counter()
+        torch.mm(a, b, out=out)
+        best = min(best, time.perf_counter() - t0)
+    return 2 * n ** 3 / best / 1e9
+
+
+def best_times(fns: dict[str, Callable[[int], None]], repeats: int, target_s: float = 0.1) -> dict[str, float]:
+    """Seconds per call of each ``fn(t)``: min over ``repeats`` samples, the functions
+    interleaved within each sample; a sample runs each function ``inner`` times
+    (``inner`` chosen from a warm-up call so that a sample lasts about ``target_s``)."""
+    inner = {}
+    for name, fn in fns.items():
+        fn(1)  # warm-up (allocator, MKL/oneDNN kernels)
+        t0 = time.perf_counter()
+        fn(2)
+        inner[name] = max(1, math.ceil(target_s / max(time.perf_counter() - t0, 1e-6)))
+    best = {name: math.inf for name in fns}
+    for r in range(repeats):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            for i in range(inner[name]):
+                fn(1 + (r * inner[name] + i) % 50)
+            best[name] = min(best[name], (time.perf_counter() - t0) / inner[name])
+    return best
+
+
+# -- regimes -------------------------------------------------------------------------------------
+@dataclass
+class Regime:
+    key: str
+    name: str
+    model: models.Model
+    data: fdata.FederatedData
+    cfg: engine.FLConfig
+    sigma_u: float
+    sigma_d: float
+    make_net: Callable[[], nn.Module]
+    net_layout: Callable[[torch.Tensor], list]        # flat [D] -> tensors shaped like net.parameters()
+    net_flat: Callable[[nn.Module], torch.Tensor]     # net -> flat [D] (a new tensor)
+    loss_fn: Callable                                 # (net output, y) -> mean loss
+    l2: float = 0.0                                   # L2 regulariser lambda/2 ||w||^2 (BinaryLogReg)
+    samples_per_round: int = 0
+    flops_per_sample: int = 0
+    flop_formula: str = ""
+    target: str = ""
+    tight_clip: float = 0.0                           # a bound that binds, for the equivalence check
+    nets: dict = field(default_factory=dict)
+
+
+def regime_li(seed: int = 0) -> Regime:
+    """Li, Chang, Chi 2020: Adult logistic regression, N=100, K=50, b=1, Q=10, G=2 per-step
+    gradient clipping, Gaussian uplink noise (eq. 9), unbiased aggregation."""
+    d = fdata.federated_dataset("adult", 100, "iid", seed=seed)
+    f = d.x.shape[2]
+    model = models.BinaryLogReg(in_features=f)
+    K, b, Q, G, lr = 50, 1, 10, 2.0, 0.1
+    cfg = engine.FLConfig(num_rounds=1, local_steps=Q, batch_size=b, lr=lr, clip=G, clip_mode="grad",
+                          clients_per_round=K, aggregation="unbiased", seed=seed)
+    n_k = int(d.counts.min())
+    q = mechanisms.li_sampling_ratio(b, n_k, Q)
+    sigma = mechanisms.li_sigma(eps=1.0, delta=1e-3, q=q, sensitivity_df=4 * Q * G * lr)
+
+    def layout(w):
+        return [w[:f].view(1, f), w[f:]]
+
+    return Regime(
+        "1", "li-adult-logreg", model, d, cfg, sigma, 0.0,
+        make_net=lambda: nn.Linear(f, 1),
+        net_layout=layout,
+        net_flat=lambda net: torch.cat([net.weight.detach().reshape(-1), net.bias.detach()]),
+        loss_fn=lambda out, y: F.binary_cross_entropy_with_logits(out.squeeze(-1), y.to(out.dtype)),
+        l2=model.l2,
+        samples_per_round=K * Q * b,
+        flops_per_sample=4 * (f + 1),
+        flop_formula=f"4*(F+1) per sample, F={f} (fwd 2(F+1) + grad 2(F+1)); K*Q*b samples",
+        target=">= 20x naive", tight_clip=1.0)
+
+
+def regime_zhou(seed: int = 0) -> Regime:
+    """Zhou et al.: MNIST multinomial logistic regression (7,840 params, no bias), N=10, one
+    gradient step per round on a batch of 600 of each client's 6,000 samples (1 % of the
+    60,000 training samples), l2 gradient clip 10, Gaussian noise (Thm 2), unbiased aggregation."""
+    d = fdata.federated_dataset("mnist", 10, "iid", seed=seed)
+    model = models.MultinomialLogReg()
+    n_k = int(d.counts.min())
+    b = len(d.y_train) // 100  # 600
+    cfg = engine.FLConfig(num_rounds=1, local_steps=1, batch_size=b, lr=0.1, clip=10.0, clip_mode="grad",
+                          aggregation="unbiased", seed=seed)
+    sigma = mechanisms.zhou_gaussian_sigma(eps=1.0, delta=1e-5, b=10, T=100, N=10, d_i=n_k, xi2=10.0, c2=1.0)
+
+    def layout(w):
+        return [w.view(784, 10).t()]
+
+    return Regime(
+        "2", "zhou-mnist-logreg", model, d, cfg, sigma, 0.0,
+        make_net=lambda: nn.Linear(784, 10, bias=False),
+        net_layout=layout,
+        net_flat=lambda net: net.weight.detach().t().reshape(-1),
+        loss_fn=F.cross_entropy,
+        samples_per_round=d.num_clients * b,
+        flops_per_sample=4 * 7840,
+        flop_formula="4*7840 per sample (fwd 2*784*10 + weight grad 2*784*10); N*b samples",
+        target=">= 5x naive", tight_clip=2.0)
+
+
+def regime_wei(seed: int = 0, client_chunk: Optional[int] = None) -> Regime:
+    """Wei et al. 2020 (NbAFL): MLP 784-256-10 on full MNIST, N=50, one local epoch of
+    batches of 50 (24 steps), prox mu=0.01, parameter clipping C=20, uplink and downlink noise."""
+    d = fdata.federated_dataset("mnist", 50, "iid", seed=seed)
+    model = models.MLP()
+    cfg = engine.FLConfig(num_rounds=1, local_epochs=1, batch_size=50, lr=0.05, mu=0.01, clip=20.0,
+                          clip_mode="params", client_chunk=client_chunk, seed=seed)
+    cal = nbafl.calibrate(eps=60.0, delta=0.01, C=20.0, L=1, N=50, T=25, m=d.m)
+    a, h, o = 784, 256, 10
+
+    def layout(w):
+        p = model.unflatten(w[None])
+        return [p["w1"][0].t(), p["b1"][0], p["w2"][0].t(), p["b2"][0]]
+
+    def flat(net):
+        return torch.cat([net[0].weight.detach().t().reshape(-1), net[0].bias.detach(),
+                          net[2].weight.detach().t().reshape(-1), net[2].bias.detach()])
+
+    return Regime(
+        "3", "wei-mnist-mlp", model, d, cfg, cal.sigma_U, cal.sigma_D,
+        make_net=lambda: nn.Sequential(nn.Linear(a, h), nn.ReLU(), nn.Linear(h, o)),
+        net_layout=layout, net_flat=flat, loss_fn=F.cross_entropy,
+        samples_per_round=int(d.counts.sum()),
+        flops_per_sample=2 * (a * h + h * o) + 2 * (a * h + h * o) + 2 * h * o,
+        flop_formula="fwd 2(784*256+256*10) + weight grad 2(784*256+256*10) + hidden backprop "
+                     "2*256*10 = 818,176 per sample; one epoch of all 60,000 samples",
+        target=">= naive and >= 40% of roofline", tight_clip=5.0)
+
+
+# -- one round, engine ----------------------------------------------------------------------------
+def engine_round(rg: Regime, w: torch.Tensor, t: int, cfg: Optional[engine.FLConfig] = None) -> torch.Tensor:
+    """One round of engine.run without evaluation (and without dropout, 0 here)."""
+    cfg = cfg or rg.cfg
+    model, data = rg.model, rg.data
+    selected = engine.select_clients(cfg, data.num_clients, t)
+    uploads = engine.local_train(model, w, data, selected, cfg, t)
+    if cfg.clip_mode == "params":
+        uploads = engine.clip_rows(uploads, cfg.clip, cfg.clip_norm)
+    elif cfg.clip_mode == "update":
+        uploads = w + engine.clip_rows(uploads - w, cfg.clip, cfg.clip_norm)
+    uploads = uploads + mechanisms.gaussian_noise(uploads.shape, rg.sigma_u, engine.generator(cfg.seed, "uplink", t))
+    new = engine.aggregate(uploads, selected, data, cfg.aggregation, len(selected))
+    if rg.sigma_d:
+        new = new + mechanisms.gaussian_noise(new.shape, rg.sigma_d, engine.generator(cfg.seed, "downlink", t))
+    return new
+
+
+def engine_run_round(rg: Regime, w: torch.Tensor) -> torch.Tensor:
+    """The same round through engine.run itself (with its evaluation), for the check."""
+    cfg = engine.with_config(rg.cfg, num_rounds=1, eval_train=False)
+    hist = engine.run(rg.model, rg.data, cfg, init_params=w,
+                      uplink=engine.gaussian_uplink(rg.sigma_u),
+                      downlink=engine.gaussian_downlink(rg.sigma_d) if rg.sigma_d else None)
+    return hist.params
+
+
+# -- one round, naive per-client loop --------------------------------------------------------------
+def naive_round(rg: Regime, w: torch.Tensor, t: int) -> torch.Tensor:
+    """A tutorial's FL round: a Python loop over clients, one nn.Module + SGD optimizer each."""
+    cfg, data = rg.cfg, rg.data
+    selected = engine.select_clients(cfg, data.num_clients, t)
+    counts = data.counts[selected]
+    schedule = list(engine.batch_schedule(counts, cfg, engine.generator(cfg.seed, "batch", t)))
+    steps = len(schedule)
+    idx = torch.stack([i for i, _ in schedule], dim=1)    # [K, S, B]
+    mask = torch.stack([m for _, m in schedule], dim=1)
+    full = bool(mask.all())
+    steps_per_round = engine._steps_per_round(counts, cfg)
+    lrs = [cfg.learning_rate((t - 1) * steps_per_round + s) for s in range(steps)]
+    with torch.no_grad():
+        global_tensors = [g.contiguous() for g in rg.net_layout(w)]
+    uploads = []
+    for k, cid in enumerate(selected.tolist()):
+        if cid not in rg.nets:
+            net = rg.make_net()
+            rg.nets[cid] = (net, torch.optim.SGD(net.parameters(), lr=lrs[0]))
+        net, opt = rg.nets[cid]
+        params = list(net.parameters())
+        with torch.no_grad():
+            for p, g in zip(params, global_tensors):
+                p.copy_(g)
+        xk, yk, ik = data.x[cid], data.y[cid], idx[k]
+        for s in range(steps):
+            rows = ik[s] if full else ik[s][mask[k, s]]
+            if len(rows) == 0:
+                continue
+            opt.param_groups[0]["lr"] = lrs[s]
+            opt.zero_grad()
+            rg.loss_fn(net(xk[rows]), yk[rows]).backward()
+            if rg.l2 or cfg.mu:
+                with torch.no_grad():
+                    for p, g in zip(params, global_tensors):
+                        if rg.l2:
+                            p.grad.add_(p, alpha=rg.l2)
+                        if cfg.mu:
+                            p.grad.add_(p - g, alpha=cfg.mu)
+            if cfg.clip_mode == "grad":
+                nn.utils.clip_grad_norm_(params, cfg.clip)
+            opt.step()
+        wk = rg.net_flat(net)
+        if cfg.clip_mode == "params":
+            wk = wk / max(1.0, float(wk.norm()) / cfg.clip)
+        uploads.append(wk)
+    uploads = torch.stack(uploads)
+    uploads = uploads + rg.sigma_u * torch.randn(uploads.shape, generator=engine.generator(cfg.seed, "uplink", t))
+    p = data.weights[selected]
+    if cfg.aggregation == "weighted":
+        new = (p[:, None] * uploads).sum(0) / p.sum()
+    elif cfg.aggregation == "unbiased":
+        new = (data.num_clients / len(selected)) * (p[:, None] * uploads).sum(0)
+    else:
+        new = uploads.mean(0)
+    if rg.sigma_d:
+        new = new + rg.sigma_d * torch.randn(new.shape, generator=engine.generator(cfg.seed, "downlink", t))
+    return new
+
+
+# -- checks and measurements ----------------------------------------------------------------------
+def start_params(rg: Regime) -> torch.Tensor:
+    w = rg.model.init(engine.generator(rg.cfg.seed, "init"))
+    if not w.abs().sum():  # logistic regressions start at 0: move off it so clipping is exercised
+        w = 0.01 * torch.randn(w.shape, generator=torch.Generator().manual_seed(1))
+    return w
+
+
+def check(rg: Regime) -> float:
+    """The naive loop, the composed round and engine.run agree on one round (with the
+    regime's clipping bound, which may not bind at the start, and with a bound that does);
+    returns the largest max abs difference."""
+    w = start_params(rg)
+    worst = 0.0
+    for clip in (rg.cfg.clip, rg.tight_clip):
+        sub = Regime(**{**rg.__dict__, "cfg": engine.with_config(rg.cfg, clip=clip), "nets": {}})
+        a = engine_round(sub, w, 1)
+        b = naive_round(sub, w, 1)
+        c = engine_run_round(sub, w)
+        d_naive = float((a - b).abs().max())
+        d_run = float((a - c).abs().max())
+        assert d_naive < TOL, f"regime {rg.key}, clip {clip}: engine and naive loop differ by {d_naive:.3g}"
+        assert d_run < TOL, f"regime {rg.key}, clip {clip}: composed round and engine.run differ by {d_run:.3g}"
+        assert float((a - w).abs().max()) > 1e-3, f"regime {rg.key}: the round did not move the model"
+        worst = max(worst, d_naive, d_run)
+    # the tight bound really changes the result, so the clipping paths were compared
+    loose = engine_round(rg, w, 1)
+    assert float((loose - a).abs().max()) > 1e-4, f"regime {rg.key}: clip {rg.tight_clip} did not bind"
+    return worst
+
+
+def measure(rg: Regime, repeats: int, roof: float) -> dict:
+    diff = check(rg)
+    w = start_params(rg)
+    best = best_times({"engine": lambda t: engine_round(rg, w, t), "naive": lambda t: naive_round(rg, w, t)},
+                      repeats)
+    flops = rg.samples_per_round * rg.flops_per_sample
+    return {"engine": best["engine"], "naive": best["naive"], "speedup": best["naive"] / best["engine"],
+            "roof_pct": 100 * flops / best["engine"] / 1e9 / roof, "gflop": flops / 1e9,
+            "diff": diff}
+
+
+def line(rg: Regime, r: dict) -> str:
+    return (f"{rg.name}: engine {r['engine']:.4g} s, naive {r['naive']:.4g} s, "
+            f"speed-up {r['speedup']:.1f}x, {r['roof_pct']:.1f}% of roofline")
+
+
+def chunk_study(rg: Regime, repeats: int, roof: float, chunks=(1, 2, 4, 8, 50)) -> dict:
+    w = start_params(rg)
+    ref = engine_round(rg, w, 1)
+    cfgs = {c: engine.with_config(rg.cfg, client_chunk=c) for c in chunks}
+    for c, cfg in cfgs.items():  # the result does not depend on the chunk size
+        assert float((engine_round(rg, w, 1, cfg) - ref).abs().max()) < TOL
+    fns = {c: (lambda t, cfg=cfg: engine_round(rg, w, t, cfg)) for c, cfg in cfgs.items()}
+    best = best_times(fns, repeats)
+    flops = rg.samples_per_round * rg.flops_per_sample
+    return {c: (s, 100 * flops / s / 1e9 / roof) for c, s in best.items()}
+
+
+def sweep_study(rg: Regime, repeats: int, runs: int = 4) -> dict:
+    """``runs`` runs of a sweep (different noise levels) as ``runs`` rounds of K clients, or
+    as one local_train call over runs*K client rows (each run keeps its own global model)."""
+    cfg, model, data = rg.cfg, rg.model, rg.data
+    w = start_params(rg)
+    ws = w.expand(runs, -1).clone()                          # one global model per run
+    sigmas = [rg.sigma_u * (1 + i) for i in range(runs)]     # e.g. 4 eps values
+
+    def separate(t):
+        out = []
+        for i in range(runs):
+            sub = Regime(**{**rg.__dict__, "sigma_u": sigmas[i]})
+            out.append(engine_round(sub, ws[i], t))
+        return torch.stack(out)
+
+    def batched(t):
+        selected = engine.select_clients(cfg, data.num_clients, t)
+        k = len(selected)
+        clients = selected.repeat(runs)
+        start = ws.repeat_interleave(k, dim=0)               # [runs*K, D]
+        up = engine.local_train(model, start, data, clients, cfg, t)
+        if cfg.clip_mode == "params":
+            up = engine.clip_rows(up, cfg.clip, cfg.clip_norm)
+        sig = torch.tensor(sigmas).repeat_interleave(k)
+        up = up + mechanisms.gaussian_noise(up.shape, sig, engine.generator(cfg.seed, "uplink", t))
+        p = data.weights[selected]
+        scale = data.num_clients / k if cfg.aggregation == "unbiased" else 1 / p.sum()
+        return scale * torch.einsum("k,rkd->rd", p, up.view(runs, k, -1))
+
+    best = best_times({"separate": separate, "batched": batched}, repeats)
+    return {"runs": runs, "rows": runs * len(engine.select_clients(cfg, data.num_clients, 1)), **best}
+
+
+# -- main --------------------------------------------------------------------------------------------
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeats", type=int, default=5, help="timing samples per measurement (min is kept)")
+    ap.add_argument("--regime", choices=["1", "2", "3", "all"], default="all")
+    ap.add_argument("--no-studies", action="store_true", help="skip the client_chunk and sweep studies")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="torch threads (default: torch's choice; 1 is steadier on a busy machine)")
+    args = ap.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    t_start = time.perf_counter()
+    torch.manual_seed(0)
+    roof = roofline_gflops(args.repeats)
+    print(f"# fldp engine benchmark  {time.strftime('%Y-%m-%d %H:%M')}  {platform.node()}  "
+          f"{platform.processor() or platform.machine()}")
+    print(f"# torch {torch.__version__}, threads {torch.get_num_threads()}, "
+          f"roofline {roof:.1f} GFLOP/s (float32 2048x2048 @ 2048x2048, best of {max(3, args.repeats)}), "
+          f"{load()}, repeats {args.repeats}")
+    p = cpu_pressure()
+    if (p if p is not None else 100 * os.getloadavg()[0] / (os.cpu_count() or 1)) > 10:
+        print(f"# WARNING: the machine is busy ({load()}): timings are inflated, with more than one "
+              f"thread badly so (OpenMP threads wait for descheduled peers); --threads 1 is steadier")
+    wanted = ["1", "2", "3"] if args.regime == "all" else [args.regime]
+    builders = {"1": regime_li, "2": regime_zhou, "3": regime_wei}
+    results, regimes = {}, {}
+    for key in wanted:
+        rg = builders[key]()
+        regimes[key], results[key] = rg, measure(rg, args.repeats, roof)
+        print(line(rg, results[key]), flush=True)
+    print(f"# seconds per round (min over {args.repeats} samples, engine and naive interleaved); "
+          f"round = selection + local training + clipping + noise + aggregation, no evaluation")
+    for key in wanted:
+        rg, r = regimes[key], results[key]
+        print(f"#   {rg.name}: target {rg.target}; {r['gflop'] * 1e3:.3g} MFLOP/round "
+              f"[{rg.flop_formula}]; |engine - naive| = {r['diff']:.1e} (< {TOL}, "
+              f"also with a binding clip {rg.tight_clip})")
+    if not args.no_studies:
+        if "3" in wanted:
+            cs = chunk_study(regimes["3"], max(2, min(args.repeats, 3)), roof)
+            default = engine.client_chunk(regimes["3"].model)
+            best = min(cs, key=lambda c: cs[c][0])
+            print(f"# client_chunk (regime 3, default {default}): "
+                  + ", ".join(f"{c}: {s:.3f} s ({p:.0f}%)" for c, (s, p) in cs.items())
+                  + f"; best {best}")
+        for key in [k for k in ("1", "2") if k in wanted]:
+            sw = sweep_study(regimes[key], args.repeats)
+            print(f"# sweep batching (regime {key}): {sw['runs']} runs as {sw['runs']} separate rounds "
+                  f"{sw['separate'] * 1e3:.2f} ms, as one local_train of {sw['rows']} rows "
+                  f"{sw['batched'] * 1e3:.2f} ms, gain {sw['separate'] / sw['batched']:.2f}x")
+    print(f"# {load()} at the end; total {time.perf_counter() - t_start:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -241,8 +241,7 @@ def naive_round(rg: Regime, w: torch.Tensor, t: int) -> torch.Tensor:
     idx = torch.stack([i for i, _ in schedule], dim=1)    # [K, S, B]
     mask = torch.stack([m for _, m in schedule], dim=1)
     full = bool(mask.all())
-    steps_per_round = engine._steps_per_round(counts, cfg)
-    lrs = [cfg.learning_rate((t - 1) * steps_per_round + s) for s in range(steps)]
+    lrs = [cfg.learning_rate((t - 1) * steps + s) for s in range(steps)]
     with torch.no_grad():
         global_tensors = [g.contiguous() for g in rg.net_layout(w)]
     uploads = []

@@ -26,7 +26,6 @@ clients were selected or which batches they drew.
 """
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field, replace
 from typing import Callable, Optional, Union
@@ -212,8 +211,7 @@ def local_train(model: Model, start: torch.Tensor, data: FederatedData, clients:
     anchor = start.expand(k, -1) if start.dim() == 1 else start
     counts = data.counts[clients]
     schedule = list(batch_schedule(counts, config, generator(config.seed, "batch", t)))
-    steps_per_round = _steps_per_round(counts, config)
-    lrs = [config.learning_rate((t - 1) * steps_per_round + s) for s in range(len(schedule))]
+    lrs = [config.learning_rate((t - 1) * len(schedule) + s) for s in range(len(schedule))]
     chunk = config.client_chunk or client_chunk(model)
     out = []
     for a in range(0, k, chunk):
@@ -222,7 +220,7 @@ def local_train(model: Model, start: torch.Tensor, data: FederatedData, clients:
         params = anc.clone()
         for lr, (idx, mask) in zip(lrs, schedule):
             idx, mask = idx[rows], mask[rows]
-            grad = _gradient(model, params, *_gather(data, cid, idx), mask)
+            grad = gradient(model, params, *_gather(data, cid, idx), mask)
             if config.clip_mode == "grad":
                 grad = clip_rows(grad, config.clip, config.clip_norm)
             if config.mu:
@@ -247,14 +245,10 @@ def _gather(data: FederatedData, cid: torch.Tensor, idx: torch.Tensor):
     return x, data.y.flatten(0, 1).index_select(0, rows).view(idx.shape)
 
 
-def _steps_per_round(counts: torch.Tensor, config: FLConfig) -> int:
-    if config.local_steps is not None:
-        return config.local_steps
-    b = config.batch_size or int(counts.max())
-    return config.local_epochs * math.ceil(int(counts.max()) / b)
-
-
-def _gradient(model, params, xb, yb, mask):
+def gradient(model: Model, params: torch.Tensor, xb: torch.Tensor, yb: torch.Tensor,
+             mask: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """Gradient of each row's mean loss ``[C, D]``: the model's closed form when it has one,
+    autograd on ``model.loss`` otherwise."""
     if model.grad is not None:
         return model.grad(params, xb, yb, mask)
     p = params.detach().requires_grad_(True)
@@ -352,24 +346,22 @@ def _record(hist, model, w, data, config, t, clients, raw_norm):
 
 
 # -- standard hooks ------------------------------------------------------------------------------
-def gaussian_uplink(sigma: Union[float, Callable[[RoundContext], float]]) -> UplinkHook:
-    """Add N(0, sigma^2) to every coordinate of every upload (sigma may depend on the round)."""
-
-    def hook(ctx, uploads, g):
+def _gaussian(sigma):
+    def hook(ctx, x, g):
         s = sigma(ctx) if callable(sigma) else sigma
-        return uploads + mechanisms.gaussian_noise(uploads.shape, s, g, dtype=uploads.dtype)
+        return x + mechanisms.gaussian_noise(x.shape, s, g, dtype=x.dtype)
 
     return hook
+
+
+def gaussian_uplink(sigma: Union[float, Callable[[RoundContext], float]]) -> UplinkHook:
+    """Add N(0, sigma^2) to every coordinate of every upload (sigma may depend on the round)."""
+    return _gaussian(sigma)
 
 
 def gaussian_downlink(sigma: Union[float, Callable[[RoundContext], float]]) -> DownlinkHook:
     """Add N(0, sigma^2) to every coordinate of the aggregated model before broadcast."""
-
-    def hook(ctx, w, g):
-        s = sigma(ctx) if callable(sigma) else sigma
-        return w + mechanisms.gaussian_noise(w.shape, s, g, dtype=w.dtype)
-
-    return hook
+    return _gaussian(sigma)
 
 
 def with_config(config: FLConfig, **changes) -> FLConfig:

@@ -32,7 +32,7 @@ from typing import Optional, Sequence
 import numpy as np
 import torch
 
-from . import validate
+from . import engine, validate
 from .data import FederatedData
 from .models import Model
 
@@ -80,15 +80,8 @@ def client_gradients(model: Model, params: torch.Tensor, data: FederatedData,
     out = []
     for r in _client_rows(data, chunk):
         k = r.stop - r.start
-        rows = params.reshape(1, -1).expand(k, -1)
-        if model.grad is not None:
-            with torch.no_grad():
-                out.append(model.grad(rows, data.x[r], data.y[r], mask[r]))
-        else:
-            p = rows.detach().clone().requires_grad_(True)
-            with torch.enable_grad():
-                (g,) = torch.autograd.grad(model.loss(p, data.x[r], data.y[r], mask[r]).sum(), p)
-            out.append(g)
+        rows = params.detach().reshape(1, -1).expand(k, -1)
+        out.append(engine.gradient(model, rows, data.x[r], data.y[r], mask[r]))
     return torch.cat(out)
 
 

@@ -146,9 +146,7 @@ class MLP(Model):
         p = self.unflatten(params)
         c, b, _ = x.shape
         h = torch.relu(torch.baddbmm(p["b1"].unsqueeze(1), x, p["w1"]))
-        r = torch.softmax(torch.baddbmm(p["b2"].unsqueeze(1), h, p["w2"]), dim=-1)
-        r.scatter_add_(2, y.unsqueeze(-1), -torch.ones(c, b, 1, dtype=r.dtype))
-        r = r * _sample_weights(mask, c, b, r.dtype).unsqueeze(-1)
+        r = _softmax_residual(torch.baddbmm(p["b2"].unsqueeze(1), h, p["w2"]), y, mask)
         dh = torch.bmm(r, p["w2"].transpose(1, 2)) * (h > 0)
         return torch.cat([torch.bmm(x.transpose(1, 2), dh).reshape(c, -1), dh.sum(dim=1),
                           torch.bmm(h.transpose(1, 2), r).reshape(c, -1), r.sum(dim=1)], dim=1)
@@ -175,11 +173,8 @@ class MultinomialLogReg(Model):
 
     def grad(self, params, x, y, mask=None):
         """Closed-form gradient of the mean cross-entropy: X^T (softmax(XW) - onehot(y)) / n."""
-        c, b, _ = x.shape
-        r = torch.softmax(self.forward(params, x), dim=-1)
-        r.scatter_add_(2, y.unsqueeze(-1), -torch.ones(c, b, 1, dtype=r.dtype))
-        w = _sample_weights(mask, c, b, r.dtype)
-        r = r * w.unsqueeze(-1)
+        c = x.shape[0]
+        r = _softmax_residual(self.forward(params, x), y, mask)
         parts = [torch.bmm(x.transpose(1, 2), r).reshape(c, -1)]
         if self.bias:
             parts.append(r.sum(dim=1))
@@ -262,6 +257,14 @@ class CNN(Model):
         h = h.reshape(b, c, -1).transpose(0, 1)  # [C, B, 64*4*4]
         h = torch.relu(torch.baddbmm(p["fb1"].unsqueeze(1), h, p["fc1"]))
         return torch.baddbmm(p["fb2"].unsqueeze(1), h, p["fc2"])
+
+
+def _softmax_residual(logits, y, mask):
+    """d(mean cross-entropy)/d(logits) per sample: (softmax - onehot(y)) / n_valid, ``[C, B, K]``."""
+    c, b, _ = logits.shape
+    r = torch.softmax(logits, dim=-1)
+    r.scatter_add_(2, y.unsqueeze(-1), -torch.ones(c, b, 1, dtype=r.dtype))
+    return r * _sample_weights(mask, c, b, r.dtype).unsqueeze(-1)
 
 
 def _sample_weights(mask, c, b, dtype):

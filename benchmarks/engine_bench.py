@@ -38,7 +38,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from fldp import data as fdata, engine, mechanisms, models, nbafl
+from fldp import data as fdata, engine, mechanisms, models
+from fldp.papers.wei2020 import algorithm as nbafl
 
 TOL = 1e-4
 

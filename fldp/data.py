@@ -279,6 +279,34 @@ class FederatedData:
         """p_i = |D_i| / |D| (Wei et al. 2020, eq. (1))."""
         return self.counts.to(torch.float32) / self.counts.sum()
 
+    @property
+    def device(self) -> torch.device:
+        return self.x.device
+
+    def gather(self, clients: torch.Tensor, idx: torch.Tensor):
+        """Rows ``idx[K, B]`` (positions within each client's own data) of ``clients[K]``:
+        ``(x[K, B, F], y[K, B])``.  Positions at or beyond a client's count return some
+        valid row of that client; callers mask them.  One ``index_select`` on flattened
+        rows: about 4x faster than advanced indexing for MNIST-sized batches (benchmarks/)."""
+        rows = (clients.reshape(-1, 1) * self.x.shape[1] + idx).reshape(-1)
+        x = self.x.flatten(0, 1).index_select(0, rows).view(*idx.shape, *self.x.shape[2:])
+        return x, self.y.flatten(0, 1).index_select(0, rows).view(idx.shape)
+
+    def padded(self, clients: torch.Tensor):
+        """All rows of ``clients[K]``, padded to the largest of them:
+        ``(x[K, n, F], y[K, n], mask[K, n])`` with ``mask`` 1 on valid rows."""
+        counts = self.counts[clients]
+        n = int(counts.max())
+        pos = torch.arange(n, device=self.device).expand(len(clients), n)
+        x, y = self.gather(clients, pos)
+        return x, y, (pos < counts[:, None].to(self.device)).to(x.dtype)
+
+    def to(self, device) -> "FederatedData":
+        """A copy with every tensor on ``device`` (``counts`` stays on the CPU)."""
+        dev = torch.device(device)
+        return FederatedData(*(getattr(self, f).to(dev) if f != "counts" else self.counts
+                               for f in ("x", "y", "counts", "x_train", "y_train", "x_test", "y_test")))
+
 
 def federate(ds: Dataset, parts: list[torch.Tensor], *, max_test: int | None = None) -> FederatedData:
     """Gather each client's rows into padded tensors (padding rows repeat row 0 and are masked)."""

@@ -264,7 +264,7 @@ class _Recording:
 def nonprivate_trajectory(model: Model, data: FederatedData, *, T: int, **run_kwargs):
     """``nbafl.run(model, data, T=T, private=False, eval_every=1, eval_train=True, **run_kwargs)``
     and the global model after every round: returns (history, [w^(0), ..., w^(T)])."""
-    from . import nbafl
+    from .papers.wei2020 import algorithm as nbafl
 
     for k in ("private", "eval_every", "eval_train"):
         if k in run_kwargs:

@@ -156,7 +156,7 @@ def test_B_uses_data_weights_with_unequal_clients():
 
 
 def test_choose_mu_makes_lambda2_negative():
-    from fldp import nbafl_theory as nt
+    from fldp.papers.wei2020 import theory as nt
 
     mu = est.choose_mu(rho=3.0, B=1.5, factor=2.0)
     assert mu == pytest.approx(2 * 3.0 * 1.5 * 1.75)
@@ -167,7 +167,7 @@ def test_choose_mu_makes_lambda2_negative():
 
 
 def test_nonprivate_trajectory_records_every_round_and_matches_nbafl_run():
-    from fldp import nbafl
+    from fldp.papers.wei2020 import algorithm as nbafl
 
     g = torch.Generator().manual_seed(0)
     x = torch.randn(40, 8, generator=g)

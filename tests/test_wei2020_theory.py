@@ -4,8 +4,8 @@ import math
 import numpy as np
 import pytest
 
-from fldp import nbafl_theory as nt
-from fldp.nbafl_theory import BoundOutsideAssumptions
+from fldp.papers.wei2020 import theory as nt
+from fldp.papers.wei2020.theory import BoundOutsideAssumptions
 
 C0 = math.sqrt(2 * math.log(1.25 / 0.01))  # c for delta = 0.01: sqrt(2 ln 125) = 3.10751...
 # a contraction point for Theorem 2/3: rho = beta = B = 1, l = 0.5, mu = 10

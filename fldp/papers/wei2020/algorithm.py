@@ -16,9 +16,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Optional
 
-from . import engine, nbafl_theory as th, validate
-from .data import FederatedData
-from .models import Model
+from ... import engine, validate
+from . import theory as th
+from ...data import FederatedData
+from ...models import Model
 
 
 @dataclass(frozen=True)

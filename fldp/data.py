@@ -301,6 +301,15 @@ class FederatedData:
         x, y = self.gather(clients, pos)
         return x, y, (pos < counts[:, None].to(self.device)).to(x.dtype)
 
+    @classmethod
+    def from_clients(cls, xs, ys, x_test: torch.Tensor, y_test: torch.Tensor) -> "FederatedData":
+        """Build from one ``(x[n_i, F], y[n_i])`` per client (the training set is their union)."""
+        counts = torch.tensor([len(y) for y in ys], dtype=torch.int64)
+        n_max = int(counts.max())
+        x = torch.stack([torch.cat([xi, xi[:1].expand(n_max - len(xi), *xi.shape[1:])]) for xi in xs])
+        y = torch.stack([torch.cat([yi, yi[:1].expand(n_max - len(yi))]) for yi in ys])
+        return cls(x, y, counts, torch.cat(list(xs)), torch.cat(list(ys)), x_test, y_test)
+
     def to(self, device) -> "FederatedData":
         """A copy with every tensor on ``device`` (``counts`` stays on the CPU)."""
         dev = torch.device(device)

@@ -99,9 +99,9 @@ def pair_data(x: torch.Tensor, y: torch.Tensor, pairs: NeighbourPairs,
     yp[k, pos] = pairs.new_label[rows]
     counts = torch.full((len(idx),), idx.shape[1], dtype=torch.int64)
 
-    def fed(xs, ys):
-        flat_x, flat_y = xs.reshape(-1, xs.shape[-1]), ys.reshape(-1)
-        return FederatedData(xs, ys, counts, flat_x, flat_y, flat_x[:1], flat_y[:1])
+    def fed(xs, ys):  # pair k = client k, rows stored flat in pair order
+        flat_x, flat_y = xs.reshape(-1, *xs.shape[2:]), ys.reshape(-1)
+        return FederatedData(flat_x, flat_y, counts, flat_x[:1], flat_y[:1])
 
     return fed(xd, yd), fed(xp, yp)
 

@@ -93,13 +93,57 @@ def test_classes_per_client():
     assert all(len(torch.unique((torch.arange(100) % 2)[p])) == 1 for p in one)
 
 
-def test_federate_pads_and_weights():
+def toy_federation():
     ds = data.Dataset("toy", torch.arange(20.0)[:, None], torch.arange(20) % 2, torch.zeros(3, 1),
                       torch.zeros(3, dtype=torch.long))
-    fd = data.federate(ds, [torch.tensor([0, 1, 2]), torch.tensor([5, 6, 7, 8, 9])])
-    assert fd.x.shape == (2, 5, 1) and fd.counts.tolist() == [3, 5] and fd.m == 3
-    assert torch.allclose(fd.weights, torch.tensor([3 / 8, 5 / 8]))
-    assert fd.x[1, :, 0].tolist() == [5, 6, 7, 8, 9]
+    return data.federate(ds, [torch.tensor([0, 1, 2]), torch.tensor([5, 6, 7, 8, 9]), torch.tensor([12])])
+
+
+def test_federate_stores_client_rows_flat():
+    fd = toy_federation()
+    assert fd.x_train[:, 0].tolist() == [0, 1, 2, 5, 6, 7, 8, 9, 12]  # no padding; also the global train set
+    assert fd.y_train.tolist() == [0, 1, 0, 1, 0, 1, 0, 1, 0]
+    assert fd.counts.tolist() == [3, 5, 1] and fd.offsets.tolist() == [0, 3, 8]
+    assert fd.num_clients == 3 and fd.m == 1
+    assert torch.allclose(fd.weights, torch.tensor([3 / 9, 5 / 9, 1 / 9]))
+    assert fd.client(1)[0][:, 0].tolist() == [5, 6, 7, 8, 9]
+
+
+def test_gather_clamps_positions_to_each_clients_own_rows():
+    fd = toy_federation()
+    x, y = fd.gather(torch.tensor([2, 0, 1]), torch.tensor([[0, 3], [2, 4], [4, 0]]))
+    assert x.shape == (3, 2, 1) and y.shape == (3, 2)
+    assert x[..., 0].tolist() == [[12, 12], [2, 2], [9, 5]]  # beyond the count: the client's last row
+    assert y.tolist() == [[0, 0], [0, 0], [1, 1]]
+    x, y = fd.gather(torch.tensor([[1], [0]]), torch.tensor([[1], [1]]))  # clients as a column, as the engine passes them
+    assert x[..., 0].tolist() == [[6], [1]]
+
+
+def test_padded_pads_only_to_the_largest_given_client():
+    fd = toy_federation()
+    x, y, mask = fd.padded(torch.tensor([0, 2]))
+    assert x.shape == (2, 3, 1) and y.shape == (2, 3)
+    assert mask.tolist() == [[1, 1, 1], [1, 0, 0]] and mask.dtype == x.dtype
+    assert (x[..., 0] * mask).tolist() == [[0, 1, 2], [12, 0, 0]]
+    x, _, mask = fd.padded(torch.arange(3))
+    assert x.shape == (3, 5, 1) and mask.sum().item() == 9
+
+
+def test_from_clients_to_and_padded():
+    xs = [torch.randn(n, 4) for n in (2, 5)]
+    ys = [torch.randint(0, 3, (n,)) for n in (2, 5)]
+    fd = data.FederatedData.from_clients(xs, ys, torch.zeros(1, 4), torch.zeros(1, dtype=torch.long))
+    assert torch.equal(fd.x_train, torch.cat(xs)) and fd.counts.tolist() == [2, 5]
+    moved = fd.to("cpu")
+    assert torch.equal(moved.gather(torch.tensor([1]), torch.tensor([[4]]))[0][0, 0], xs[1][4])
+    assert moved.counts.device.type == "cpu" and moved.offsets.tolist() == [0, 2]
+    x, y, mask = fd.padded(torch.tensor([0, 1]))  # padded only on request, to the largest client
+    assert x.shape == (2, 5, 4) and torch.equal(x[0, :2], xs[0]) and torch.equal(y[1], ys[1])
+    assert mask.sum(dim=1).tolist() == [2, 5] and not hasattr(fd, "x")
+    with pytest.raises(ValueError, match="at least one row"):
+        data.FederatedData(fd.x_train, fd.y_train, torch.tensor([7, 0]), fd.x_test, fd.y_test)
+    with pytest.raises(ValueError, match="counts sum to 6"):
+        data.FederatedData(fd.x_train, fd.y_train, torch.tensor([1, 5]), fd.x_test, fd.y_test)
 
 
 def test_failed_download_gives_the_same_clear_message(tmp_path, monkeypatch):
@@ -113,3 +157,73 @@ def test_failed_download_gives_the_same_clear_message(tmp_path, monkeypatch):
     with pytest.raises(data.MissingDataError, match=r"put train-images-idx3-ubyte.gz at"):
         data.load("mnist")
     data._load_cached.cache_clear()
+
+
+# -- the decompressed cache follows its source files ------------------------------------------
+@pytest.fixture
+def offline_cache(tmp_path, monkeypatch):
+    """A fresh cache dir, no network, and an empty in-process cache around the test."""
+    monkeypatch.setenv("FLDP_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(data, "_network_available", lambda urls, timeout=3.0: False)
+    data._load_cached.cache_clear()
+    yield tmp_path / "cache"
+    data._load_cached.cache_clear()
+
+
+@pytest.mark.skipif(not HAVE_MNIST, reason="MNIST files not in the data directory")
+def test_switching_to_an_empty_data_dir_does_not_reuse_the_cache(tmp_path, monkeypatch, offline_cache):
+    real = data.data_dir()
+    monkeypatch.setenv("FLDP_DATA_DIR", str(real))
+    assert data.load("mnist").x_train.shape == (60000, 784)  # decompressed under offline_cache
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    monkeypatch.setenv("FLDP_DATA_DIR", str(empty))
+    data._load_cached.cache_clear()
+    with pytest.raises(data.MissingDataError) as err:
+        data.load("mnist")
+    for f in data.IMAGE_FILES:
+        assert f"put {f} at {empty / 'mnist' / f}" in str(err.value)
+
+
+@pytest.mark.skipif(not HAVE_MNIST, reason="MNIST files not in the data directory")
+def test_a_data_dir_with_the_same_files_reuses_the_cache(tmp_path, monkeypatch, offline_cache):
+    real = data.data_dir()
+    monkeypatch.setenv("FLDP_DATA_DIR", str(real))
+    first = data.load("mnist")
+    (root,) = (offline_cache / "torchvision").iterdir()
+    decompressed = sorted(p for p in root.rglob("*-ubyte") if not p.is_symlink())
+    assert len(decompressed) == 4
+    before = [(p.stat().st_ino, p.stat().st_mtime_ns) for p in decompressed]
+    other = tmp_path / "other"
+    (other / "mnist").mkdir(parents=True)
+    for f in data.IMAGE_FILES:  # the same files, reached through another data dir
+        (other / "mnist" / f).symlink_to((real / "mnist" / f).resolve())
+    monkeypatch.setenv("FLDP_DATA_DIR", str(other))
+    data._load_cached.cache_clear()
+    again = data.load("mnist")
+    assert [p.name for p in (offline_cache / "torchvision").iterdir()] == [root.name]
+    assert [(p.stat().st_ino, p.stat().st_mtime_ns) for p in decompressed] == before  # not decompressed again
+    assert torch.equal(again.x_train, first.x_train) and torch.equal(again.y_test, first.y_test)
+
+
+def test_cache_folder_is_keyed_to_the_source_files(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    for d in (a, b):
+        d.mkdir()
+        for f in data.IMAGE_FILES:
+            (d / f).write_bytes(b"x")
+    os.utime(b / data.IMAGE_FILES[0], ns=(1, 1))
+    for f in data.IMAGE_FILES[1:]:
+        os.utime(b / f, ns=(1, 1))
+        os.utime(a / f, ns=(1, 1))
+    os.utime(a / data.IMAGE_FILES[0], ns=(2, 2))
+    key = data._torchvision_root
+    assert key("mnist", a) != key("mnist", b)  # other files (paths)
+    (tmp_path / "link").symlink_to(a)
+    assert key("mnist", tmp_path / "link") == key("mnist", a)  # the same files through a link
+    before = key("mnist", a)
+    os.utime(a / data.IMAGE_FILES[0], ns=(3, 3))  # replaced or touched in place
+    assert key("mnist", a) != before
+    (a / data.IMAGE_FILES[1]).unlink()
+    assert key("mnist", a) != before
+    assert key("mnist", tmp_path / "nothing") == key("mnist", tmp_path / "nothing-either")

@@ -36,16 +36,8 @@ class LeastSquares(models.Model):
 
 
 def fed(x, y, counts):
-    """FederatedData from per-client row lists (padding repeats row 0, as data.federate)."""
-    n_max = max(counts)
-    X = torch.zeros(len(counts), n_max, x.shape[1], dtype=x.dtype)
-    Y = torch.zeros(len(counts), n_max, dtype=y.dtype)
-    start = 0
-    for i, c in enumerate(counts):
-        X[i, :c], Y[i, :c] = x[start:start + c], y[start:start + c]
-        X[i, c:], Y[i, c:] = x[start], y[start]
-        start += c
-    return FederatedData(X, Y, torch.tensor(counts), x, y, x[:5], y[:5])
+    """FederatedData whose client i holds the next counts[i] rows of (x, y)."""
+    return FederatedData(x, y, torch.tensor(counts), x[:5], y[:5])
 
 
 def quadratic(seed=0, d=6, counts=(7, 9, 5, 11)):
@@ -160,7 +152,7 @@ def test_choose_mu_makes_lambda2_negative():
 
     mu = est.choose_mu(rho=3.0, B=1.5, factor=2.0)
     assert mu == pytest.approx(2 * 3.0 * 1.5 * 1.75)
-    lam2 = nt.lambdas(3.0, 1.5, mu)[2]
+    lam2 = nt.lambdas(rho=3.0, B=1.5, mu=mu)[2]
     assert lam2 == pytest.approx(-1 / (2 * mu))
     with pytest.raises(ValueError):
         est.choose_mu(3.0, 1.5, factor=1.0)

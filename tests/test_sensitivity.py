@@ -20,8 +20,9 @@ def test_pairs_differ_in_exactly_one_sample():
         assert d.counts.tolist() == [8] * 6 and p.counts.tolist() == [8] * 6
         for k in range(6):
             assert len(set(pairs.index[k].tolist())) == 8  # m distinct rows
-            rows_x = (d.x[k] != p.x[k]).any(dim=1)
-            rows_y = d.y[k] != p.y[k]
+            (dx, dy), (px, py) = d.client(k), p.client(k)
+            rows_x = (dx != px).any(dim=1)
+            rows_y = dy != py
             changed = (rows_x | rows_y).nonzero().flatten().tolist()
             assert changed == [int(pairs.position[k])]
             if repl == "random":

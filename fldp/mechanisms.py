@@ -1,4 +1,10 @@
-"""Noise mechanisms, their calibration, clipping and accounting: pure functions.
+"""Generic noise mechanisms, their calibration, clipping and accounting: pure functions.
+
+Only what every paper shares lives here (the Gaussian and Laplace mechanisms, clipping,
+seeded samplers, dp_accounting wrappers).  A paper's own calibrations live with its other
+formulas in ``fldp/papers/<paper>/theory.py``: Wei et al. 2020 in
+:mod:`fldp.papers.wei2020.theory`, Zhou et al. (Theorems 1-2) in :mod:`fldp.papers.zhou.theory`,
+Li, Chang & Chi (amplification, eq. (9)) in :mod:`fldp.papers.li2021.theory`.
 
 Every formula names its source (paper and equation/theorem number) in its docstring, so
 that a notebook can show the paper's formula next to the number it produces.
@@ -45,8 +51,6 @@ __all__ = [
     "analytic_gaussian_sigma",
     "gaussian_eps",
     "laplace_scale",
-    "zhou_laplace_scale",
-    "zhou_gaussian_sigma",
     "gaussian_noise",
     "laplace_noise",
     "row_norms",
@@ -54,9 +58,6 @@ __all__ = [
     "clip_l1",
     "dp_accounting_epsilon",
     "dp_accounting_noise_multiplier",
-    "li_sampling_ratio",
-    "li_amplified_eps",
-    "li_sigma",
 ]
 
 
@@ -225,7 +226,7 @@ def gaussian_eps(sigma: float, delta: float, sensitivity: float, tol: float = 1e
 
 
 # --------------------------------------------------------------------------------------
-# Laplace mechanism and the companion papers' noise formulas
+# Laplace mechanism
 # --------------------------------------------------------------------------------------
 
 def laplace_scale(eps: float, sensitivity: float) -> float:
@@ -236,110 +237,6 @@ def laplace_scale(eps: float, sensitivity: float) -> float:
     eps = validate.positive("eps", eps)
     sensitivity = validate.positive("sensitivity", sensitivity)
     return sensitivity / eps
-
-
-def zhou_laplace_scale(eps: float, b: int, T: int, N: int, d_i: int, xi1: float) -> float:
-    """Per-coordinate Laplace scale ``2 b T xi_1 / (N d_i eps_i)`` of FedSGD-DPC.
-
-    Source: Zhou et al., "Optimizing the Numbers of Queries and Replies in Federated
-    Learning with Differential Privacy", Theorem 1 (Laplace mechanism, from their [12]):
-    client i is (eps_i, 0)-DP over T global iterations.  ``b T / N`` is the number of
-    iterations client i takes part in, ``2 xi_1 / d_i`` the l1 sensitivity of its gradient
-    (Assumption 1: ``xi_1`` bounds the l1 norm of per-sample gradients), ``b`` the clients
-    queried per round out of ``N``, ``d_i`` client i's number of samples.
-    """
-    eps = validate.positive("eps", eps)
-    N = validate.integer("N", N, 1)
-    b = validate.integer("b", b, 1, N)
-    T = validate.integer("T", T, 1)
-    d_i = validate.integer("d_i", d_i, 1)
-    xi1 = validate.positive("xi1", xi1)
-    return 2.0 * b * T * xi1 / (N * d_i * eps)
-
-
-def zhou_gaussian_sigma(
-    eps: float, delta: float, b: int, T: int, N: int, d_i: int, xi2: float, c2: float
-) -> float:
-    """Gaussian std of FedSGD-DPC: ``sigma_i^2 = c_2^2 xi_2^2 b T log(1/delta_i)/(d_i^2 eps_i^2 N)``
-
-    Source: Zhou et al., Theorem 2, eq. (5) (the paper states ``sigma_i^2 >=`` this; we
-    return the equality).  It extends Abadi et al. 2016 (moments accountant) Thm 1:
-    ``c_2`` is an unspecified constant there and here (so it must be given), ``log`` is the
-    natural logarithm, ``xi_2`` bounds the l2 norm of per-sample gradients (Assumption 2).
-    The theorem also requires sampling probability ``q in (0, 1)`` and ``eps_i < c_1 q^2 T``
-    for another unspecified constant ``c_1``; this function does not check that condition.
-    """
-    eps = validate.positive("eps", eps)
-    delta = validate.open_unit("delta", delta)
-    N = validate.integer("N", N, 1)
-    b = validate.integer("b", b, 1, N)
-    T = validate.integer("T", T, 1)
-    d_i = validate.integer("d_i", d_i, 1)
-    xi2 = validate.positive("xi2", xi2)
-    c2 = validate.positive("c2", c2)
-    var = c2**2 * xi2**2 * b * T * math.log(1.0 / delta) / (d_i**2 * eps**2 * N)
-    return math.sqrt(var)
-
-
-# --------------------------------------------------------------------------------------
-# Li, Chang & Chi (secure FedAvg): privacy amplification by subsampling
-# --------------------------------------------------------------------------------------
-
-def li_sampling_ratio(b: int, n: int, Q: int) -> float:
-    """``q = Q b / n_k``: fraction of client k's data touched by Q mini-batches of size b.
-
-    Source: Li, Chang & Chi, "Secure Federated Averaging Algorithm with Differential
-    Privacy" (MLSP 2020), Sec. 2.3 (amplification statement before eq. 7).  ``Q b <= n``
-    is required so that q is a fraction in (0, 1].
-    """
-    n = validate.integer("n", n, 1)
-    b = validate.integer("b", b, 1, n)
-    Q = validate.integer("Q", Q, 1, n // b)
-    return Q * b / n
-
-
-def li_amplified_eps(eps: float, b: int, n: int, Q: int) -> float:
-    """Amplified epsilon ``log(1 + (1 - (1 - b/n)^Q)(e^eps - 1))`` of one upload.
-
-    Source: Li, Chang & Chi 2020, Sec. 2.3 (statement before eq. 7, citing Balle, Barthe &
-    Gaboardi 2018): with mini-batches of size ``b`` drawn without replacement ``Q`` times
-    from the ``n = n_k`` samples of client k and noise calibrated for (eps, delta) by the
-    classic formula, the upload is ``(this value, q delta)``-DP with ``q = Q b / n`` (see
-    :func:`li_sampling_ratio`).  The paper then bounds it, eq. (7)-(8), by ``2 q eps``,
-    which holds only while ``e^eps - 1 <= 2 eps`` (eps <= 1.256...).  Computed stably
-    (``log1p``/``expm1``; ``logaddexp`` for eps > 700).
-    """
-    eps = validate.positive("eps", eps)
-    n = validate.integer("n", n, 1)
-    b = validate.integer("b", b, 1, n)
-    Q = validate.integer("Q", Q, 1)
-    p = -math.expm1(Q * math.log1p(-b / n)) if b < n else 1.0  # 1 - (1 - b/n)^Q
-    if eps <= 700.0:
-        return math.log1p(p * math.expm1(eps))
-    return float(np.logaddexp(math.log1p(-p) if p < 1 else -np.inf, math.log(p) + eps))
-
-
-def li_sigma(eps: float, delta: float, q: float, sensitivity_df: float) -> float:
-    """Upload noise std of secure FedAvg, eq. (9): ``sigma^2 = 8 q^2 Df^2 ln(1.25 q/delta)/eps^2``.
-
-    Source: Li, Chang & Chi 2020, eq. (9): the classic sigma for (eps/(2q), delta/q), so
-    that with amplification (eq. 7-8) the upload is (eps, delta)-DP.  ``Df`` is the l2
-    sensitivity of the upload (Lemma 1: ``Df = 4 Q G eta_{t+1}``), ``q = Q b / n_k``.
-    ``delta < 1.25 q`` is required for the logarithm to be positive.  Inherits the classic
-    bound's domain: valid only while ``eps / (2 q) < 1``.
-    """
-    eps = validate.positive("eps", eps)
-    delta = validate.open_unit("delta", delta)
-    q = validate.positive("q", q)
-    if q > 1:
-        validate.probability("q", q)
-    sensitivity_df = validate.positive("sensitivity_df", sensitivity_df)
-    if not delta < 1.25 * q:
-        raise ValueError(
-            f"delta={delta!r} is out of range: delta must be in (0, 1.25*q) = "
-            f"(0, {1.25 * q!r}) for ln(1.25 q/delta) in eq. 9 to be positive"
-        )
-    return math.sqrt(8.0 * q**2 * sensitivity_df**2 * math.log(1.25 * q / delta)) / eps
 
 
 # --------------------------------------------------------------------------------------

@@ -7,8 +7,11 @@ import numpy as np
 def mean_band(ax, x, runs, label=None, **kw):
     """Plot the mean of ``runs`` (seeds x points) against ``x`` with a min-max band.
 
-    With a single run only the line is drawn.  Returns the mean.
+    ``runs`` may also be a summary of :func:`fldp.results.over_seeds` (its ``"runs"`` are
+    used).  With a single run only the line is drawn.  Returns the mean.
     """
+    if isinstance(runs, dict):
+        runs = runs["runs"]
     runs = np.atleast_2d(np.asarray(runs, dtype=float))
     mean = runs.mean(axis=0)
     (line,) = ax.plot(x, mean, label=label, **kw)

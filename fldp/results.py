@@ -12,6 +12,11 @@ Layout (``root`` is the project root, or ``$FLDP_OUTPUT_DIR`` when set)::
 
 Quick (CI-size) runs go under ``build/quick`` so that they never overwrite the committed
 full-mode figures.
+
+Two helpers serve notebooks that build on others: :func:`load` reads another notebook's
+saved results (e.g. 04 and 05 read the constants 03 estimated), and :func:`over_seeds`
+repeats a run over seeds and returns the runs with their mean, min, max and std (plot them
+with :func:`fldp.plots.mean_band`).
 """
 from __future__ import annotations
 
@@ -21,7 +26,7 @@ import os
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterable
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -32,6 +37,77 @@ def output_root(quick: bool) -> Path:
     if env:
         return Path(env)
     return PROJECT_ROOT / "build" / "quick" if quick else PROJECT_ROOT
+
+
+def results_path(paper: str, notebook: str, *, quick: bool) -> Path:
+    """``<output_root(quick)>/results/<paper>/<notebook>.json``: where :class:`Recorder` saves."""
+    return output_root(quick) / "results" / paper / f"{notebook}.json"
+
+
+class ResultsNotFound(FileNotFoundError):
+    """Another notebook's results are missing (or from the other mode): run that notebook first."""
+
+
+def load(paper: str, notebook: str, *, quick: bool) -> dict:
+    """The results another notebook saved with :meth:`Recorder.save`, in the same mode.
+
+    Reads :func:`results_path` (same output root, so ``$FLDP_OUTPUT_DIR`` is honoured) and
+    returns the saved dict: ``paper``, ``notebook``, ``quick``, ``params``, ``claims``,
+    ``figures`` and ``data`` (what the notebook passed to ``rec.add``).  Raises
+    :class:`ResultsNotFound` naming the notebook to run first when the file is missing or
+    was written in the other mode (quick vs full).
+    """
+    path = results_path(paper, notebook, quick=quick)
+    mode = "quick" if quick else "full"
+    run = f"fldp reproduce {'--quick ' if quick else ''}--only {paper}/{notebook}"
+    if not path.exists():
+        raise ResultsNotFound(f"no results of {paper}/{notebook} ({mode} mode) at {path}: "
+                              f"run that notebook first (`{run}`)")
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    if bool(saved.get("quick")) != bool(quick):
+        raise ResultsNotFound(f"{path} holds {paper}/{notebook} results of the other mode "
+                              f"(quick={saved.get('quick')}), not {mode} mode: run `{run}` first")
+    return saved
+
+
+def _seed_stats(runs) -> dict:
+    return {"runs": runs, "mean": runs.mean(axis=0), "min": runs.min(axis=0),
+            "max": runs.max(axis=0), "std": runs.std(axis=0)}
+
+
+def over_seeds(fn: Callable[[int], Any], seeds: Iterable[int]) -> dict:
+    """Run ``fn(seed)`` for every seed and summarise across seeds.
+
+    ``fn`` returns a number or a 1-D sequence (e.g. a loss curve), the same length for every
+    seed.  Returns numpy arrays ``{"seeds", "runs", "mean", "min", "max", "std"}``: ``runs``
+    has one row per seed (shape ``(num_seeds,)`` for numbers), the others reduce over seeds
+    (``std`` is the population std, ``ddof=0``: 0 for a single seed).  If ``fn`` returns a
+    dict of such values, the result has one such summary per key (and ``"seeds"``).
+    ``fldp.plots.mean_band(ax, x, summary)`` draws the mean with the min-max band.
+    """
+    import numpy as np  # here, so that importing fldp.results stays cheap (the CLI does)
+
+    seeds = [int(s) for s in seeds]
+    if not seeds:
+        raise ValueError("seeds=[] is out of range: seeds must hold at least one seed")
+    outs = [fn(s) for s in seeds]
+
+    def stack(values, what):
+        try:
+            runs = np.asarray([np.asarray(v, dtype=float) for v in values], dtype=float)
+        except ValueError as err:
+            shapes = [np.shape(v) for v in values]
+            raise ValueError(f"{what} must have the same shape for every seed, got {shapes}") from err
+        if runs.ndim > 2:
+            raise ValueError(f"{what} must be a number or a 1-D sequence per seed, got shape {runs.shape[1:]}")
+        return _seed_stats(runs)
+
+    if isinstance(outs[0], dict):
+        keys = list(outs[0])
+        if any(not isinstance(o, dict) or list(o) != keys for o in outs):
+            raise ValueError(f"fn must return the same keys for every seed, got {[list(o) for o in outs]}")
+        return {"seeds": np.asarray(seeds), **{k: stack([o[k] for o in outs], f"fn(seed)[{k!r}]") for k in keys}}
+    return {"seeds": np.asarray(seeds), **stack(outs, "fn(seed)")}
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:

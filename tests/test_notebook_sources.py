@@ -26,3 +26,31 @@ def test_notebook_source_conventions(path):
     assert nb.metadata.kernelspec.name == "fldp"
     assert nb.cells[0].cell_type == "markdown"
     assert "rec.save()" in "".join(c.source for c in code)
+
+
+def _code_trees(path):
+    import ast
+
+    nb = nbformat.read(path, as_version=4)
+    return [ast.parse(c.source) for c in nb.cells if c.cell_type == "code"]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: str(p.relative_to(ROOT / "notebooks")))
+def test_paper_formulas_are_called_by_keyword(path):
+    """fldp/papers/<paper>/theory.py is keyword-only: a positional call would fail only when the
+    notebook runs, so it is caught here without running it."""
+    import ast
+
+    trees = _code_trees(path)
+    aliases = {a.asname or a.name for t in trees for n in ast.walk(t) if isinstance(n, ast.ImportFrom)
+               and (n.module or "").startswith("fldp.papers") for a in n.names if a.name == "theory"}
+    bad = [ast.unparse(n)[:80] for t in trees for n in ast.walk(t)
+           if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+           and isinstance(n.func.value, ast.Name) and n.func.value.id in aliases and n.args]
+    assert not bad, f"positional arguments to theory functions: {bad}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: str(p.relative_to(ROOT / "notebooks")))
+def test_other_notebooks_results_are_read_with_results_load(path):
+    code = "".join(c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code")
+    assert "output_root(" not in code, "read another notebook's results with fldp.results.load"

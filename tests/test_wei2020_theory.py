@@ -1,4 +1,5 @@
 """Wei et al. 2020 closed forms, pinned to values worked out by hand in each test."""
+import inspect
 import math
 
 import numpy as np
@@ -10,12 +11,14 @@ from fldp.papers.wei2020.theory import BoundOutsideAssumptions
 C0 = math.sqrt(2 * math.log(1.25 / 0.01))  # c for delta = 0.01: sqrt(2 ln 125) = 3.10751...
 # a contraction point for Theorem 2/3: rho = beta = B = 1, l = 0.5, mu = 10
 RHO, BETA, L_PL, BB, MU = 1.0, 1.0, 0.5, 1.0, 10.0
+K2 = dict(rho=RHO, beta=BETA, l=L_PL, B=BB, mu=MU)  # Theorem 2's constants, by name
+T3 = dict(Theta=1.0, rho=1, beta=1, B=1, mu=10, l=0.5)  # Theorem 3's, at the same point
 
 
 # ------------------------------------------------------------------ Section III
 def test_gaussian_c():
-    assert nt.gaussian_c(0.01) == pytest.approx(3.107511, abs=1e-6)
-    assert nt.gaussian_c(0.01) == pytest.approx(C0, rel=1e-12)
+    assert nt.gaussian_c(delta=0.01) == pytest.approx(3.107511, abs=1e-6)
+    assert nt.gaussian_c(delta=0.01) == pytest.approx(C0, rel=1e-12)
 
 
 def test_sigma_uplink_hand_value_and_known_bugs():
@@ -23,18 +26,18 @@ def test_sigma_uplink_hand_value_and_known_bugs():
     expected = C0 * 1 * (2 * 10 / 1200) / 60
     assert got == pytest.approx(expected, rel=1e-12)
     assert got == pytest.approx(8.632e-4, rel=1e-3)
-    assert nt.sigma_uplink(10, 1200, 60, c=C0) == pytest.approx(expected, rel=1e-12)
-    assert nt.uplink_sensitivity(10, 1200) == pytest.approx(0.0166667, rel=1e-5)
+    assert nt.sigma_uplink(C=10, m=1200, eps=60, c=C0) == pytest.approx(expected, rel=1e-12)
+    assert nt.uplink_sensitivity(C=10, m=1200) == pytest.approx(0.0166667, rel=1e-5)
     # known bugs of public implementations: T in place of L, and 2C/m replaced by C/m
     wrong_T = C0 * 25 * (2 * 10 / 1200) / 60
     wrong_no2 = C0 * 1 * (10 / 1200) / 60
     assert not math.isclose(got, wrong_T, rel_tol=1e-3)
     assert not math.isclose(got, wrong_no2, rel_tol=1e-3)
-    assert nt.sigma_uplink(10, 1200, 60, delta=0.01, L=3) == pytest.approx(3 * expected)
+    assert nt.sigma_uplink(C=10, m=1200, eps=60, delta=0.01, L=3) == pytest.approx(3 * expected)
 
 
 def test_downlink_sensitivity():
-    assert nt.downlink_sensitivity(10, 1200, 1 / 50) == pytest.approx(2 * 10 * (1 / 50) / 1200)
+    assert nt.downlink_sensitivity(C=10, m=1200, p_i=1 / 50) == pytest.approx(2 * 10 * (1 / 50) / 1200)
 
 
 def test_sigma_downlink_zero_below_threshold_and_hand_value():
@@ -42,7 +45,7 @@ def test_sigma_downlink_zero_below_threshold_and_hand_value():
     assert nt.sigma_downlink(C=10, m=1200, N=50, T=7, L=1, eps=60, c=C0) == 0.0
     got = nt.sigma_downlink(C=10, m=1200, N=50, T=25, L=1, eps=60, c=C0)
     assert got == pytest.approx(2 * C0 * 10 * math.sqrt(625 - 50) / (1200 * 50 * 60), rel=1e-12)
-    arr = nt.sigma_downlink(10, 1200, 50, np.array([1.0, 7.0, 8.0, 25.0]), 1, 60, C0)
+    arr = nt.sigma_downlink(C=10, m=1200, N=50, T=np.array([1.0, 7.0, 8.0, 25.0]), L=1, eps=60, c=C0)
     assert arr[:2].tolist() == [0.0, 0.0]
     assert arr[2] == pytest.approx(2 * C0 * 10 * math.sqrt(64 - 50) / (1200 * 50 * 60))
     assert arr[3] == pytest.approx(got)
@@ -51,14 +54,14 @@ def test_sigma_downlink_zero_below_threshold_and_hand_value():
 def test_sigma_aggregate_identity_and_branches():
     N, L = 50, 1
     for T in (8.0, 25.0, 100.0):  # T > L sqrt(N)
-        sa = nt.sigma_aggregate(10, 1200, N, T, L, 60, C0)
-        sd = nt.sigma_downlink(10, 1200, N, T, L, 60, C0)
-        su = nt.sigma_uplink(10, 1200, 60, L=L, c=C0)
+        sa = nt.sigma_aggregate(C=10, m=1200, N=N, T=T, L=L, eps=60, c=C0)
+        sd = nt.sigma_downlink(C=10, m=1200, N=N, T=T, L=L, eps=60, c=C0)
+        su = nt.sigma_uplink(C=10, m=1200, eps=60, L=L, c=C0)
         assert sa**2 == pytest.approx(sd**2 + su**2 / N, rel=1e-12)
-    assert nt.sigma_aggregate(10, 1200, N, 25, L, 60, C0) == pytest.approx(
+    assert nt.sigma_aggregate(C=10, m=1200, N=N, T=25, L=L, eps=60, c=C0) == pytest.approx(
         C0 * 25 * (2 * 10 / (1200 * 50)) / 60)
     # T <= L sqrt(N): sigma_D = 0 and sigma_A = sigma_U / sqrt(N)
-    assert nt.sigma_aggregate(10, 1200, N, 5, L, 60, C0) == pytest.approx(
+    assert nt.sigma_aggregate(C=10, m=1200, N=N, T=5, L=L, eps=60, c=C0) == pytest.approx(
         C0 * 1 * (2 * 10 / 1200) / (math.sqrt(50) * 60))
 
 
@@ -78,74 +81,76 @@ def _hand_theorem2(c=3.0, m=100.0, N=50):
 
 def test_theorem2_constants_and_bound_hand_point():
     P, k0, k1 = _hand_theorem2()
-    got = nt.theorem2_constants(RHO, BETA, L_PL, BB, MU, c=3.0, m=100, N=50)
+    got = nt.theorem2_constants(**K2, c=3.0, m=100, N=50)
     assert got == pytest.approx((P, k0, k1), rel=1e-12)
     T, eps, Theta = 10, 2.0, 1.0
     expected = P**T * Theta + (k1 * T / eps + k0 * T**2 / eps**2) * (1 - P**T)
-    assert nt.theorem2_bound(T, eps, Theta, *got) == pytest.approx(expected, rel=1e-12)
-    arr = nt.theorem2_bound(np.array([1.0, 10.0]), eps, Theta, *got)
+    assert nt.theorem2_bound(T=T, eps=eps, Theta=Theta, **got._asdict()) == pytest.approx(expected, rel=1e-12)
+    arr = nt.theorem2_bound(T=np.array([1.0, 10.0]), eps=eps, Theta=Theta, **got._asdict())
     assert arr[1] == pytest.approx(expected)
 
 
 def test_theorem2_P_outside_unit_interval_raises():
     with pytest.raises(BoundOutsideAssumptions, match=r"P=1\.5.*mu"):
-        nt.theorem2_constants(1, 1, 0.5, 1, 1.0, 3.0, 100, 50)  # lambda2 = +0.5, P = 1.5
+        nt.theorem2_constants(rho=1, beta=1, l=0.5, B=1, mu=1.0, c=3.0, m=100, N=50)  # lambda2 = +0.5, P = 1.5
     with pytest.raises(BoundOutsideAssumptions, match=r"P=-16"):
-        nt.theorem2_constants(1, 1, 100, 1, 10, 3.0, 100, 50)  # P = 1 - 200*0.085
+        nt.theorem2_constants(rho=1, beta=1, l=100, B=1, mu=10, c=3.0, m=100, N=50)  # P = 1 - 200*0.085
     with pytest.raises(ValueError, match=r"P=1\.2"):
-        nt.theorem2_bound(5, 1.0, 1.0, 1.2, 0.1, 0.1)
+        nt.theorem2_bound(T=5, eps=1.0, Theta=1.0, P=1.2, kappa0=0.1, kappa1=0.1)
     with pytest.raises(ValueError, match=r"P=0"):
-        nt.theorem2_bound(5, 1.0, 1.0, 0.0, 0.1, 0.1)
+        nt.theorem2_bound(T=5, eps=1.0, Theta=1.0, P=0.0, kappa0=0.1, kappa1=0.1)
 
 
 def test_kappa_sign_variants_give_opposite_noise_terms():
-    paper = nt.theorem2_constants(RHO, BETA, L_PL, BB, MU, 3.0, 100, 50, kappa_sign="paper")
-    app = nt.theorem2_constants(RHO, BETA, L_PL, BB, MU, 3.0, 100, 50, kappa_sign="appendix")
+    paper = nt.theorem2_constants(**K2, c=3.0, m=100, N=50, kappa_sign="paper")
+    app = nt.theorem2_constants(**K2, c=3.0, m=100, N=50, kappa_sign="appendix")
     assert app.P == paper.P
     assert app.kappa0 == pytest.approx(-paper.kappa0) and app.kappa1 == pytest.approx(-paper.kappa1)
     assert paper.kappa0 > 0 and paper.kappa1 > 0
     T, eps, Theta = 10, 2.0, 1.0
     clean = paper.P**T * Theta
-    assert nt.theorem2_bound(T, eps, Theta, *paper) > clean > nt.theorem2_bound(T, eps, Theta, *app)
+    assert nt.theorem2_bound(T=T, eps=eps, Theta=Theta, **paper._asdict()) > clean > \
+        nt.theorem2_bound(T=T, eps=eps, Theta=Theta, **app._asdict())
 
 
 def test_theorem2_clipping_scale_and_eq61():
     P, k0, k1 = _hand_theorem2()
     C = 5.0  # scale 2C = 10
-    got = nt.theorem2_constants(RHO, BETA, L_PL, BB, MU, 3.0, 100, 50, scale=2 * C)
+    got = nt.theorem2_constants(**K2, c=3.0, m=100, N=50, scale=2 * C)
     assert got == pytest.approx((P, 100 * k0, 10 * k1), rel=1e-12)
     T, eps, Theta = 10, 2.0, 1.0
-    assert nt.theorem2_bound_general(T, eps, Theta, RHO, BETA, L_PL, BB, MU, 3.0, 100, 50, C) == \
+    assert nt.theorem2_bound_general(T=T, eps=eps, Theta=Theta, **K2, c=3.0, m=100, N=50, C=C) == \
         pytest.approx(P**T * Theta + (10 * k1 * T / eps + 100 * k0 * T**2 / eps**2) * (1 - P**T))
     # (61) with Ds_D = 2C/(mN), fed through (60), reproduces the scaled kappas
-    e1, e2 = nt.theorem2_noise_terms(T, eps, 3.0, 100, 50, scale=2 * C)
+    e1, e2 = nt.theorem2_noise_terms(T=T, eps=eps, c=3.0, m=100, N=50, scale=2 * C)
     sigma_A = 3.0 * T * (2 * C / (100 * 50)) / eps
     assert (e1, e2) == pytest.approx((sigma_A * math.sqrt(2 * 50 / math.pi), sigma_A**2 * 50))
     noise_part = (0.2 * 1 * e1 + 0.5 * e2) * (1 - P**T) / (1 - P)
     assert noise_part == pytest.approx((10 * k1 * T / eps + 100 * k0 * T**2 / eps**2) * (1 - P**T))
     # scale = 1 is the paper's (62): Ds_D = 1/(mN), i.e. 2C = 1
-    e1p, _ = nt.theorem2_noise_terms(T, eps, 3.0, 100, 50)
+    e1p, _ = nt.theorem2_noise_terms(T=T, eps=eps, c=3.0, m=100, N=50)
     assert e1p == pytest.approx(3.0 * T / eps / 100 * math.sqrt(2 / (50 * math.pi)))
-    assert nt.half_normal_mean(2.0) == pytest.approx(2.0 * math.sqrt(2 / math.pi))
+    assert nt.half_normal_mean(sigma=2.0) == pytest.approx(2.0 * math.sqrt(2 / math.pi))
 
 
 def test_eq20_matches_finite_differences():
     P, k0, k1 = _hand_theorem2(m=1.0)  # m = 1 makes the noise terms matter
     for eps, Theta in ((1.0, 2.0), (3.0, 0.5), (0.5, 10.0)):
         for T in (1.5, 3.0, 10.0, 40.0, 100.0):
-            exact = nt.theorem2_second_derivative(T, eps, Theta, P, k0, k1)
+            exact = nt.theorem2_second_derivative(T=T, eps=eps, Theta=Theta, P=P, kappa0=k0, kappa1=k1)
             f = lambda t: P**t * Theta + (k1 * t / eps + k0 * t**2 / eps**2) * (1 - P**t)  # noqa: E731
             h = 1e-3
             fd = (f(T + h) - 2 * f(T) + f(T - h)) / h**2
             assert exact == pytest.approx(fd, rel=1e-5, abs=1e-8)
-            assert nt.theorem2_second_derivative_fd(T, eps, Theta, P, k0, k1) == pytest.approx(fd)
+            assert nt.theorem2_second_derivative_fd(T=T, eps=eps, Theta=Theta, P=P, kappa0=k0, kappa1=k1) == \
+                pytest.approx(fd)
 
 
 def test_theorem2_optimal_T():
     P, k0, k1 = _hand_theorem2(m=5.0)
     eps, Theta = 1.0, 2.0
     vals = [P**t * Theta + (k1 * t / eps + k0 * t**2 / eps**2) * (1 - P**t) for t in range(1, 301)]
-    T_star, best = nt.theorem2_optimal_T(eps, Theta, P, k0, k1, 300)
+    T_star, best = nt.theorem2_optimal_T(eps=eps, Theta=Theta, P=P, kappa0=k0, kappa1=k1, T_max=300)
     assert T_star == 1 + int(np.argmin(vals)) and best == pytest.approx(min(vals))
     assert 1 < T_star < 300  # an interior optimum (Remark 4)
 
@@ -154,15 +159,15 @@ def test_theorem2_optimal_T():
 def test_krandom_b_gamma_hand_point():
     # N = 50, K = 20 (N/K = 2.5, q = 0.4), eps = 5, T = 25, L = 1: eq. (69) holds
     b = -(25 / 5) * math.log(1 - 2.5 + 2.5 * math.exp(-5 / 25))
-    assert nt.krandom_b(5, 25, 50, 20) == pytest.approx(b, rel=1e-12)
+    assert nt.krandom_b(eps=5, T=25, N=50, K=20) == pytest.approx(b, rel=1e-12)
     assert b == pytest.approx(3.0181, abs=1e-4)
     gamma = -math.log(1 - 0.4 + 0.4 * math.exp(-60 / (1 * math.sqrt(20))))
-    assert nt.krandom_gamma(60, 1, 50, 20) == pytest.approx(gamma, rel=1e-12)
+    assert nt.krandom_gamma(eps=60, L=1, N=50, K=20) == pytest.approx(gamma, rel=1e-12)
     sig = 2 * 3.0 * 10 * math.sqrt(25**2 / b**2 - 1 * 20) / (1200 * 20 * 5)
     for sw in ("eq21", "eq75"):
-        assert nt.sigma_downlink_krandom(10, 1200, 50, 20, 25, 1, 5, 3.0, switch=sw) == \
+        assert nt.sigma_downlink_krandom(C=10, m=1200, N=50, K=20, T=25, L=1, eps=5, c=3.0, switch=sw) == \
             pytest.approx(sig, rel=1e-12)
-    cond = nt.krandom_conditions(5, 25, 50, 20, 1)
+    cond = nt.krandom_conditions(eps=5, T=25, N=50, K=20, L=1)
     assert cond["eq69"] and cond["eq73"] and cond["b_eps_over_T_in_(0,1)"]
     assert cond["eq21_switch"] and cond["eq75_switch"]
 
@@ -171,13 +176,14 @@ def test_krandom_paper_point_b_undefined():
     # the paper's Fig. 4-5 setting: N = 50, K = 20, T = 25, eps = 60 -> 1 - 2.5 + 2.5 e^-2.4 < 0
     assert 1 - 2.5 + 2.5 * math.exp(-60 / 25) < 0
     with pytest.raises(ValueError, match=r"eq\. \(69\).*T > 117\.5"):
-        nt.krandom_b(60, 25, 50, 20)
+        nt.krandom_b(eps=60, T=25, N=50, K=20)
     with pytest.raises(ValueError, match=r"eq\. \(69\)"):
-        nt.sigma_downlink_krandom(10, 1200, 50, 20, 25, 1, 60, C0)
+        nt.sigma_downlink_krandom(C=10, m=1200, N=50, K=20, T=25, L=1, eps=60, c=C0)
     with pytest.raises(ValueError, match=r"eq\. \(69\)"):
-        nt.sigma_downlink_krandom(10, 1200, 50, 20, 25, 1, 60, C0, switch="eq75", on_undefined_b="zero")
-    assert nt.sigma_downlink_krandom(10, 1200, 50, 20, 25, 1, 60, C0, on_undefined_b="zero") == 0.0
-    cond = nt.krandom_conditions(60, 25, 50, 20, 1)
+        nt.sigma_downlink_krandom(C=10, m=1200, N=50, K=20, T=25, L=1, eps=60, c=C0, switch="eq75",
+                                  on_undefined_b="zero")
+    assert nt.sigma_downlink_krandom(C=10, m=1200, N=50, K=20, T=25, L=1, eps=60, c=C0, on_undefined_b="zero") == 0.0
+    cond = nt.krandom_conditions(eps=60, T=25, N=50, K=20, L=1)
     assert cond == {"eq69": False, "eq73": False, "b_eps_over_T_in_(0,1)": False,
                     "eq21_switch": False, "eq75_switch": None}
 
@@ -185,17 +191,17 @@ def test_krandom_paper_point_b_undefined():
 def test_krandom_K_equals_N_reduces_to_theorem1():
     N, L, eps = 50, 1, 60
     for T in (1.0, 7.0, 8.0, 25.0, 100.0):
-        assert nt.krandom_b(eps, T, N, N) == pytest.approx(1.0, rel=1e-12)
-    assert nt.krandom_gamma(eps, L, N, N) == pytest.approx(eps / (L * math.sqrt(N)))
+        assert nt.krandom_b(eps=eps, T=T, N=N, K=N) == pytest.approx(1.0, rel=1e-12)
+    assert nt.krandom_gamma(eps=eps, L=L, N=N, K=N) == pytest.approx(eps / (L * math.sqrt(N)))
     Ts = np.array([1.0, 7.0, 8.0, 25.0, 100.0])
-    ref = nt.sigma_downlink(10, 1200, N, Ts, L, eps, C0)
+    ref = nt.sigma_downlink(C=10, m=1200, N=N, T=Ts, L=L, eps=eps, c=C0)
     for sw in ("eq21", "eq75"):
-        assert nt.sigma_downlink_krandom(10, 1200, N, N, Ts, L, eps, C0, switch=sw) == \
+        assert nt.sigma_downlink_krandom(C=10, m=1200, N=N, K=N, T=Ts, L=L, eps=eps, c=C0, switch=sw) == \
             pytest.approx(ref, rel=1e-12, abs=0)
     # K = N: ln(1 - q) = -inf so (69) always holds; (73) reduces to eps < T
-    assert nt.krandom_conditions(60, 25, N, N, 1)["eq69"]
-    assert not nt.krandom_conditions(60, 25, N, N, 1)["eq73"]
-    assert nt.krandom_conditions(20, 25, N, N, 1)["eq73"]
+    assert nt.krandom_conditions(eps=60, T=25, N=N, K=N, L=1)["eq69"]
+    assert not nt.krandom_conditions(eps=60, T=25, N=N, K=N, L=1)["eq73"]
+    assert nt.krandom_conditions(eps=20, T=25, N=N, K=N, L=1)["eq73"]
 
 
 def test_krandom_switch_conditions_agree_on_grid():
@@ -205,7 +211,7 @@ def test_krandom_switch_conditions_agree_on_grid():
             for eps in (0.5, 1.0, 5.0, 20.0, 60.0, 100.0):
                 for L in (1, 2, 3):
                     for T in (1, 3, 7, 10, 25, 60, 100, 200, 400, 1000):
-                        cond = nt.krandom_conditions(eps, T, N, K, L)
+                        cond = nt.krandom_conditions(eps=eps, T=T, N=N, K=K, L=L)
                         if cond["eq69"]:
                             assert cond["eq21_switch"] == cond["eq75_switch"], (N, K, eps, L, T)
                             # (73) is the same statement as 0 < b eps/T < 1 once b exists
@@ -231,56 +237,63 @@ def test_theorem3_constants_hand_point():
 def test_theorem3_Q_outside_raises():
     # K = 1, B = 1: mu*B/sqrt(K) - mu = 0, so alpha2 > 0 and Q > 1 for every mu
     with pytest.raises(BoundOutsideAssumptions, match=r"Q=1\.0"):
-        nt.theorem3_constants(1, 1, 10, 0.5, 1, 50)
+        nt.theorem3_constants(rho=1, B=1, mu=10, l=0.5, K=1, N=50)
 
 
 def test_theorem3_bound_hand_point():
     K, N, eps, T, m, c = 20, 50, 5.0, 25, 100.0, 3.0
-    Q, a0, a1, _ = nt.theorem3_constants(1, 1, 10, 0.5, K, N)
+    Q, a0, a1, _ = nt.theorem3_constants(rho=1, B=1, mu=10, l=0.5, K=K, N=N)
     ln_a = math.log(1 - N / K + (N / K) * math.exp(-eps / T))
     lin = c * a1 * 1 / (-m * K * ln_a) * math.sqrt(2 / math.pi)
     quad = c**2 * a0 / (m**2 * K**2 * ln_a**2)
     expected = Q**T * 1.0 + (1 - Q**T) / (1 - Q) * (lin + quad)
-    args = (T, eps, K, N, m, 1.0, 1, 1, 1, 10, 0.5, c)
-    assert nt.theorem3_bound(*args) == pytest.approx(expected, rel=1e-12)
+    args = dict(T=T, eps=eps, K=K, N=N, m=m, Theta=1.0, rho=1, beta=1, B=1, mu=10, l=0.5, c=c)
+    assert nt.theorem3_bound(**args) == pytest.approx(expected, rel=1e-12)
     full = Q**T + (1 - Q**T) / (1 - Q) * (6 * math.sqrt(N) * lin + 36 * N * quad)
-    assert nt.theorem3_bound(*args, scale=6.0, moments="eq100") == pytest.approx(full, rel=1e-12)
+    assert nt.theorem3_bound(**args, scale=6.0, moments="eq100") == pytest.approx(full, rel=1e-12)
     with pytest.raises(ValueError, match=r"eq\. \(69\)"):
-        nt.theorem3_bound(25, 60.0, K, N, m, 1.0, 1, 1, 1, 10, 0.5, c)
+        nt.theorem3_bound(**{**args, "T": 25, "eps": 60.0})
 
 
 def test_theorem3_optimal_K():
     # eps = 60, T = 25, N = 50: (69) holds only for K >= 46 (q > 1 - e^{-2.4})
     valid = [k for k in range(1, 51) if 1 - 50 / k + 50 / k * math.exp(-60 / 25) > 0]
     assert valid == [46, 47, 48, 49, 50]
-    K_star, best, vals = nt.theorem3_optimal_K(25, 60.0, 50, 1200, 1.0, 1, 1, 1, 10, 0.5, C0)
+    K_star, best, vals = nt.theorem3_optimal_K(T=25, eps=60.0, N=50, m=1200, c=C0, **T3)
     assert sorted(vals) == valid and best == min(vals.values()) and vals[K_star] == best
-    K_star, best, vals = nt.theorem3_optimal_K(25, 5.0, 50, 1.0, 1.0, 1, 1, 1, 10, 0.5, 3.0)
+    K_star, best, vals = nt.theorem3_optimal_K(T=25, eps=5.0, N=50, m=1.0, c=3.0, **T3)
     assert min(vals) >= 2 and best == min(vals.values())
     with pytest.raises(ValueError, match="every K"):
-        nt.theorem3_optimal_K(25, 60.0, 50, 1200, 1.0, 1, 1, 1, 1.0, 0.5, C0)  # mu = 1: no contraction
+        nt.theorem3_optimal_K(T=25, eps=60.0, N=50, m=1200, c=C0, **{**T3, "mu": 1.0})  # mu = 1: no contraction
 
 
 # ------------------------------------------------------------------ bad input
 @pytest.mark.parametrize("call, name", [
-    (lambda: nt.sigma_uplink(10, 1200, 0, delta=0.01), "eps"),
-    (lambda: nt.sigma_uplink(10, 1200, -1, c=3.0), "eps"),
-    (lambda: nt.sigma_downlink(10, 1200, 50, 25, 1, 0.0, 3.0), "eps"),
-    (lambda: nt.sigma_uplink(10, 1200, 60, delta=1.0), "delta"),
-    (lambda: nt.sigma_uplink(10, 1200, 60, delta=0.0), "delta"),
-    (lambda: nt.gaussian_c(1.5), "delta"),
-    (lambda: nt.sigma_downlink(10, 1200, 0, 25, 1, 60, 3.0), "N"),
-    (lambda: nt.sigma_aggregate(10, 1200, 0, 25, 1, 60, 3.0), "N"),
-    (lambda: nt.krandom_b(60, 25, 50, 60), "K"),
-    (lambda: nt.krandom_gamma(60, 1, 50, 0), "K"),
-    (lambda: nt.sigma_downlink_krandom(10, 1200, 50, 51, 25, 1, 60, 3.0), "K"),
-    (lambda: nt.uplink_sensitivity(-1, 1200), "C"),
-    (lambda: nt.sigma_downlink(0, 1200, 50, 25, 1, 60, 3.0), "C"),
-    (lambda: nt.sigma_downlink(10, 1200, 50, np.array([5.0, -1.0]), 1, 60, 3.0), "T"),
-    (lambda: nt.theorem2_constants(1, 1, 0.5, 1, 10, 3.0, 100, 50, kappa_sign="x"), "kappa_sign"),
-    (lambda: nt.downlink_sensitivity(10, 1200, 1.5), "p_i"),
-    (lambda: nt.theorem2_optimal_T(1.0, 1.0, 0.9, 0.1, 0.1, 0), "T_max"),
-    (lambda: nt.theorem3_optimal_K(25, -1.0, 50, 1200, 1.0, 1, 1, 1, 10, 0.5, 3.0), "eps"),
+    (lambda: nt.sigma_uplink(C=10, m=1200, eps=0, delta=0.01), "eps"),
+    (lambda: nt.sigma_uplink(C=10, m=1200, eps=-1, c=3.0), "eps"),
+    (lambda: nt.sigma_downlink(C=10, m=1200, N=50, T=25, L=1, eps=0.0, c=3.0), "eps"),
+    (lambda: nt.sigma_uplink(C=10, m=1200, eps=60, delta=1.0), "delta"),
+    (lambda: nt.sigma_uplink(C=10, m=1200, eps=60, delta=0.0), "delta"),
+    (lambda: nt.gaussian_c(delta=1.5), "delta"),
+    (lambda: nt.sigma_downlink(C=10, m=1200, N=0, T=25, L=1, eps=60, c=3.0), "N"),
+    (lambda: nt.sigma_aggregate(C=10, m=1200, N=0, T=25, L=1, eps=60, c=3.0), "N"),
+    (lambda: nt.krandom_b(eps=60, T=25, N=50, K=60), "K"),
+    (lambda: nt.krandom_gamma(eps=60, L=1, N=50, K=0), "K"),
+    (lambda: nt.sigma_downlink_krandom(C=10, m=1200, N=50, K=51, T=25, L=1, eps=60, c=3.0), "K"),
+    (lambda: nt.uplink_sensitivity(C=-1, m=1200), "C"),
+    (lambda: nt.sigma_downlink(C=0, m=1200, N=50, T=25, L=1, eps=60, c=3.0), "C"),
+    (lambda: nt.sigma_downlink(C=10, m=1200, N=50, T=np.array([5.0, -1.0]), L=1, eps=60, c=3.0), "T"),
+    (lambda: nt.theorem2_constants(**K2, c=3.0, m=100, N=50, kappa_sign="x"), "kappa_sign"),
+    (lambda: nt.downlink_sensitivity(C=10, m=1200, p_i=1.5), "p_i"),
+    (lambda: nt.theorem2_optimal_T(eps=1.0, Theta=1.0, P=0.9, kappa0=0.1, kappa1=0.1, T_max=0), "T_max"),
+    (lambda: nt.theorem3_optimal_K(T=25, eps=-1.0, N=50, m=1200, c=3.0, **T3), "eps"),
+    (lambda: nt.krandom_T_min(eps=60, N=50, K=20, condition="eq21"), "condition"),
+    (lambda: nt.krandom_T_min(eps=60, N=50, K=51, condition="eq69"), "K"),
+    (lambda: nt.theorem3_alpha2(rho=1, B=1, mu=10, K=0), "K"),
+    (lambda: nt.theorem3_Q(rho=1, B=1, mu=10, l=0.0, K=20), "l"),
+    (lambda: nt.theorem3_mu_min(rho=1, B=2, K=4), "K"),
+    (lambda: nt.theorem3_mu_min(rho=-1, B=1, K=4), "rho"),
+    (lambda: nt.theorem2_P(rho=1, B=1, mu=0.0, l=0.5), "mu"),
 ])
 def test_bad_input_names_the_parameter(call, name):
     with pytest.raises(ValueError, match=rf"^{name}="):
@@ -289,4 +302,96 @@ def test_bad_input_names_the_parameter(call, name):
 
 def test_sigma_uplink_needs_c_or_delta():
     with pytest.raises(ValueError, match="c or delta"):
-        nt.sigma_uplink(10, 1200, 60)
+        nt.sigma_uplink(C=10, m=1200, eps=60)
+    with pytest.raises(ValueError, match="exactly one of c and delta"):
+        nt.sigma_uplink(C=10, m=1200, eps=60)
+
+
+def test_sigma_uplink_refuses_both_c_and_delta():
+    # before: c silently won over delta; now the ambiguity is an error naming both
+    with pytest.raises(ValueError, match=r"exactly one of c and delta, got both \(c=3\.0, delta=0\.01\)"):
+        nt.sigma_uplink(C=10, m=1200, eps=60, c=3.0, delta=0.01)
+    with pytest.raises(ValueError, match=r"c=.*delta="):
+        nt.sigma_uplink(C=10, m=1200, eps=60, c=C0, delta=0.01)  # even when they agree
+
+
+# ------------------------------------------------------------------ keyword-only
+@pytest.mark.parametrize("call", [
+    lambda: nt.gaussian_c(0.01),
+    lambda: nt.uplink_sensitivity(10, 1200),
+    lambda: nt.sigma_uplink(10, 1200, 60, c=3.0),
+    lambda: nt.sigma_downlink(10, 1200, 50, 25, 1, 60, 3.0),
+    lambda: nt.theorem2_bound(10, 2.0, 1.0, 0.9, 0.1, 0.1),
+    lambda: nt.krandom_b(5, 25, 50, 20),
+    lambda: nt.theorem3_bound(25, 5.0, 20, 50, 100.0, 1.0, 1, 1, 1, 10, 0.5, 3.0),
+    lambda: nt.theorem3_Q(1, 1, 10, 0.5, 20),
+    lambda: nt.theorem3_mu_min(1, 1, 4),
+])
+def test_positional_arguments_raise_type_error(call):
+    with pytest.raises(TypeError, match="positional"):
+        call()
+
+
+def test_every_public_function_is_keyword_only():
+    funcs = [getattr(nt, n) for n in nt.__all__ if inspect.isfunction(getattr(nt, n))]
+    assert len(funcs) >= 25
+    for f in funcs:
+        kinds = {p.kind for p in inspect.signature(f).parameters.values()}
+        assert kinds == {inspect.Parameter.KEYWORD_ONLY}, f.__name__
+        assert f.__doc__.startswith("Wei et al. 2020, "), f.__name__  # names the paper, then the equation
+
+
+# ------------------------------------------------------------------ helpers moved out of notebook 04
+def test_krandom_T_min_hand_values():
+    # N = 50, K = 20 (q = 0.4), eps = 60: (69) needs T > 60 / -ln(0.6) = 60 / 0.5108256 = 117.4569
+    t69 = nt.krandom_T_min(eps=60, N=50, K=20, condition="eq69")
+    assert t69 == pytest.approx(60 / -math.log(0.6), rel=1e-12)
+    assert t69 == pytest.approx(117.4569, abs=1e-4)
+    # (73): 1 - 0.4 + 0.4/e = 0.7471518, ln = -0.2914869, 60 / 0.2914869 = 205.8411
+    assert nt.krandom_T_min(eps=60, N=50, K=20, condition="eq73") == pytest.approx(205.8411, abs=1e-4)
+    # the threshold is where krandom_conditions flips
+    assert not nt.krandom_conditions(eps=60, T=117, N=50, K=20, L=1)["eq69"]
+    assert nt.krandom_conditions(eps=60, T=118, N=50, K=20, L=1)["eq69"]
+    assert not nt.krandom_conditions(eps=60, T=205, N=50, K=20, L=1)["eq73"]
+    assert nt.krandom_conditions(eps=60, T=206, N=50, K=20, L=1)["eq73"]
+    # K = N: b exists for every T (threshold 0); (73) reads eps < T
+    assert nt.krandom_T_min(eps=60, N=50, K=50, condition="eq69") == 0.0
+    assert nt.krandom_T_min(eps=60, N=50, K=50, condition="eq73") == pytest.approx(60.0, rel=1e-12)
+
+
+def test_theorem2_P_hand_values():
+    # rho = B = 1, mu = 10: lambda2 = -1/10 + 1/100 + 1/200 = -0.085, P = 1 + 2*0.5*(-0.085) = 0.915
+    assert nt.theorem2_P(rho=1, B=1, mu=10, l=0.5) == pytest.approx(0.915, rel=1e-12)
+    assert nt.theorem2_P(**{n: K2[n] for n in ("rho", "B", "mu", "l")}) == \
+        pytest.approx(nt.theorem2_constants(**K2, c=3.0, m=100, N=50).P, rel=1e-15)
+    # mu = 1: lambda2 = -1 + 1 + 1/2 = 0.5, P = 1.5; returned, not raised (theorem2_constants raises)
+    assert nt.theorem2_P(rho=1, B=1, mu=1.0, l=0.5) == pytest.approx(1.5, rel=1e-12)
+
+
+def test_theorem3_alpha2_and_Q_hand_values():
+    # K = 20: (0.5 + 1 + 1/20 + 2/sqrt(20) + 10/sqrt(20) - 10) / 100
+    #       = (1.55 + 0.4472136 + 2.2360680 - 10) / 100 = -0.05766718, Q = 1 - 0.05766718 = 0.9423328
+    a2 = nt.theorem3_alpha2(rho=1, B=1, mu=10, K=20)
+    assert a2 == pytest.approx(-0.05766718, abs=1e-8)
+    Q = nt.theorem3_Q(rho=1, B=1, mu=10, l=0.5, K=20)
+    assert Q == pytest.approx(0.9423328, abs=1e-7)
+    assert (Q, a2) == pytest.approx(tuple(nt.theorem3_constants(rho=1, B=1, mu=10, l=0.5, K=20, N=50)[::3]),
+                                    rel=1e-15)
+    # K = 1: alpha2 mu^2 = rho (7B^2/2 + B) + mu (B - 1) = 4.5, so alpha2 = 0.045 > 0 and Q = 1.045
+    assert nt.theorem3_alpha2(rho=1, B=1, mu=10, K=1) == pytest.approx(0.045, rel=1e-12)
+    assert nt.theorem3_Q(rho=1, B=1, mu=10, l=0.5, K=1) == pytest.approx(1.045, rel=1e-12)
+
+
+def test_theorem3_mu_min_hand_values():
+    # rho = B = 1, K = 4: (1/2 + 1 + 1/4 + 2/2) / (1 - 1/2) = 2.75 / 0.5 = 5.5
+    mu = nt.theorem3_mu_min(rho=1, B=1, K=4)
+    assert mu == pytest.approx(5.5, rel=1e-12)
+    assert nt.theorem3_alpha2(rho=1, B=1, mu=mu, K=4) == pytest.approx(0.0, abs=1e-15)
+    assert nt.theorem3_alpha2(rho=1, B=1, mu=5.6, K=4) < 0 < nt.theorem3_alpha2(rho=1, B=1, mu=5.4, K=4)
+    # rho = 2, B = 1.5, K = 9: 2 (1.125 + 1.5 + 0.25 + 1.5) / (1 - 0.5) = 2 * 4.375 / 0.5 = 17.5
+    assert nt.theorem3_mu_min(rho=2, B=1.5, K=9) == pytest.approx(17.5, rel=1e-12)
+    # K <= B^2: no mu makes alpha2 negative
+    with pytest.raises(BoundOutsideAssumptions, match=r"^K=4 .*K > B\^2 = 4"):
+        nt.theorem3_mu_min(rho=1, B=2, K=4)
+    with pytest.raises(BoundOutsideAssumptions, match=r"^K=1 "):
+        nt.theorem3_mu_min(rho=1, B=1, K=1)

@@ -1,9 +1,13 @@
 """Closed-form results of Wei et al. 2020 (NbAFL, IEEE TIFS 15) as pure functions.
 
-Every function names the equation it implements and its validity range.  Inputs are floats
-(``T`` may also be a numpy array where noted); arguments are checked with :mod:`fldp.validate`.
+Every public function takes keyword-only arguments named after the paper's symbols
+(``sigma_downlink(C=20, m=1200, N=50, T=25, L=1, eps=60, c=c)``) and names the equation it
+implements and its validity range.  Inputs are floats (``T`` may also be a numpy array where
+noted); arguments are checked with :mod:`fldp.validate`, and ambiguous input (both ``c`` and
+``delta`` to :func:`sigma_uplink`) is refused.  The named tuples of constants unpack into the
+bound functions by name: ``theorem2_bound(T=T, eps=eps, Theta=Theta, **k._asdict())``.
 
-Findings from re-deriving the paper (tested in ``tests/test_nbafl_theory.py``):
+Findings from re-deriving the paper (tested in ``tests/test_wei2020_theory.py``):
 
 * kappa sign: (62) sums ``sum_{t<T} P^t = (1 - P^T)/(1 - P)``, so the main-text (18)-(19)
   with ``(1 - P)`` are right; Appendix E's ``(P - 1)`` makes both noise terms negative for
@@ -40,11 +44,12 @@ except ImportError:  # pragma: no cover - depends on the rest of the package
 __all__ = [
     "BoundOutsideAssumptions", "gaussian_c", "half_normal_mean",
     "uplink_sensitivity", "sigma_uplink", "downlink_sensitivity", "sigma_downlink",
-    "sigma_aggregate", "lambdas", "Theorem2Constants", "theorem2_constants",
+    "sigma_aggregate", "lambdas", "Theorem2Constants", "theorem2_constants", "theorem2_P",
     "theorem2_noise_terms", "theorem2_bound", "theorem2_bound_general",
     "theorem2_second_derivative", "theorem2_second_derivative_fd", "theorem2_optimal_T",
-    "krandom_b", "krandom_gamma", "krandom_conditions", "sigma_downlink_krandom",
-    "Theorem3Constants", "theorem3_constants", "theorem3_bound", "theorem3_optimal_K",
+    "krandom_b", "krandom_gamma", "krandom_T_min", "krandom_conditions", "sigma_downlink_krandom",
+    "Theorem3Constants", "theorem3_alpha2", "theorem3_Q", "theorem3_mu_min", "theorem3_constants",
+    "theorem3_bound", "theorem3_optimal_K",
 ]
 
 
@@ -83,8 +88,9 @@ def _check_contraction(name, value, how):
     return value
 
 
-def gaussian_c(delta: float) -> float:
-    """Gaussian-mechanism constant c = sqrt(2 ln(1.25/delta)) (Section II-C; Dwork & Roth).
+def gaussian_c(*, delta: float) -> float:
+    """Wei et al. 2020, Section II-C: Gaussian-mechanism constant c = sqrt(2 ln(1.25/delta))
+    (Dwork & Roth 2014, Thm A.1).
 
     Valid for delta in (0, 1); the paper states the mechanism for eps in (0, 1).
     """
@@ -94,38 +100,42 @@ def gaussian_c(delta: float) -> float:
     return math.sqrt(2.0 * math.log(1.25 / delta))
 
 
-def half_normal_mean(sigma):
-    """E|n| = sigma sqrt(2/pi) for n ~ N(0, sigma^2); the factor used in (61) and (100)."""
+def half_normal_mean(*, sigma):
+    """Wei et al. 2020, eq. (61) and (100): E|n| = sigma sqrt(2/pi) for n ~ N(0, sigma^2)."""
     return _out(_pos("sigma", sigma) * math.sqrt(2.0 / math.pi))
 
 
 # ------------------------------------------------------- Section III: noise levels
-def uplink_sensitivity(C: float, m: float) -> float:
+def uplink_sensitivity(*, C: float, m: float) -> float:
     """Wei et al. 2020, eq. (5)-(6): Ds_U = 2C/m (clipping bound C, smallest local dataset m)."""
     return 2.0 * positive("C", C) / positive("m", m)
 
 
-def sigma_uplink(C, m, eps, delta=None, L=1, c=None):
-    """Wei et al. 2020, Section III-A (after eq. 6): sigma_U = c L Ds_U / eps = 2cLC/(m eps).
+def sigma_uplink(*, C, m, eps, L=1, c=None, delta=None):
+    """Wei et al. 2020, Section III-A (after eq. (6)): sigma_U = c L Ds_U / eps = 2cLC/(m eps).
 
     L is the number of uplink exposures per client (L <= T), *not* the number of rounds T.
-    Give ``c`` or ``delta`` (then c = sqrt(2 ln(1.25/delta))).  The Gaussian mechanism this
-    rests on is proven for eps in (0, 1); the paper uses it with eps up to 100 (composed
-    linearly over L exposures).
+    Give exactly one of ``c`` and ``delta`` (then c = sqrt(2 ln(1.25/delta))); both or neither
+    raise ValueError.  The Gaussian mechanism this rests on is proven for eps in (0, 1); the
+    paper uses it with eps up to 100 (composed linearly over L exposures).
     """
+    if c is None and delta is None:
+        raise ValueError("sigma_uplink needs c or delta: give exactly one of c and delta "
+                         "(c = sqrt(2 ln(1.25/delta)))")
+    if c is not None and delta is not None:
+        raise ValueError(f"sigma_uplink takes exactly one of c and delta, got both (c={c!r}, "
+                         f"delta={delta!r}): pass c, or delta to use c = sqrt(2 ln(1.25/delta))")
     if c is None:
-        if delta is None:
-            raise ValueError("sigma_uplink needs c or delta (c = sqrt(2 ln(1.25/delta)))")
-        c = gaussian_c(delta)
-    return positive("c", c) * positive("L", L) * uplink_sensitivity(C, m) / positive("eps", eps)
+        c = gaussian_c(delta=delta)
+    return positive("c", c) * positive("L", L) * uplink_sensitivity(C=C, m=m) / positive("eps", eps)
 
 
-def downlink_sensitivity(C: float, m: float, p_i: float) -> float:
+def downlink_sensitivity(*, C: float, m: float, p_i: float) -> float:
     """Wei et al. 2020, Lemma 1, eq. (8): Ds_D^{D_i} = 2 C p_i / m, p_i = |D_i|/|D| in [0, 1]."""
     return 2.0 * positive("C", C) * probability("p_i", p_i) / positive("m", m)
 
 
-def sigma_downlink(C, m, N, T, L, eps, c):
+def sigma_downlink(*, C, m, N, T, L, eps, c):
     """Wei et al. 2020, Theorem 1, eq. (10): server noise for T aggregations (T may be an array).
 
     sigma_D = 2cC sqrt(T^2 - L^2 N)/(m N eps) if T > L sqrt(N), else 0.  Assumes p_i = 1/N
@@ -139,7 +149,7 @@ def sigma_downlink(C, m, N, T, L, eps, c):
     return _out(out)
 
 
-def sigma_aggregate(C, m, N, T, L, eps, c):
+def sigma_aggregate(*, C, m, N, T, L, eps, c):
     """Wei et al. 2020, eq. (16): std of the total noise n = sum p_i n_i + n_D per coordinate.
 
     sigma_A = c T Ds_D / eps with Ds_D = 2C/(mN) if T > L sqrt(N); c L Ds_U/(sqrt(N) eps)
@@ -154,7 +164,7 @@ def sigma_aggregate(C, m, N, T, L, eps, c):
 
 
 # ------------------------------------------------------- Section IV: Theorem 2
-def lambdas(rho, B, mu):
+def lambdas(*, rho, B, mu):
     """Wei et al. 2020, Lemma 3, eq. (13)-(14) (exact local solves, theta = 0, mu_bar = mu).
 
     Returns (lambda0, lambda1, lambda2) = (rho/2, 1/mu + rho B/mu,
@@ -170,7 +180,7 @@ class Theorem2Constants(NamedTuple):
     kappa1: float
 
 
-def theorem2_constants(rho, beta, l, B, mu, c, m, N, kappa_sign="paper", scale=1.0):
+def theorem2_constants(*, rho, beta, l, B, mu, c, m, N, kappa_sign="paper", scale=1.0):
     """Wei et al. 2020, Theorem 2, eq. (18)-(19): P = 1 + 2 l lambda2,
     kappa1 = lambda1 beta c sqrt(2/(N pi)) / (m (1-P)), kappa0 = lambda0 c^2 / (m^2 (1-P) N).
 
@@ -183,7 +193,7 @@ def theorem2_constants(rho, beta, l, B, mu, c, m, N, kappa_sign="paper", scale=1
     N = integer("N", N, 1)
     scale = positive("scale", scale)
     sign = {"paper": 1.0, "appendix": -1.0}[choice("kappa_sign", kappa_sign, ("paper", "appendix"))]
-    lam0, lam1, lam2 = lambdas(rho, B, mu)
+    lam0, lam1, lam2 = lambdas(rho=rho, B=B, mu=mu)
     P = 1 + 2 * l * lam2
     _check_contraction("P", P, f"needs -1/(2l) < lambda2={lam2:.4g} < 0, i.e. mu > rho*B*(1+B/2)"
                        f" = {rho * B * (1 + B / 2):.4g} and mu large enough relative to l")
@@ -193,7 +203,16 @@ def theorem2_constants(rho, beta, l, B, mu, c, m, N, kappa_sign="paper", scale=1
     return Theorem2Constants(P, kappa0, kappa1)
 
 
-def theorem2_noise_terms(T, eps, c, m, N, scale=1.0):
+def theorem2_P(*, rho, B, mu, l):
+    """Wei et al. 2020, Theorem 2, eq. (18): P = 1 + 2 l lambda2, lambda2 of Lemma 3, eq. (14).
+
+    Returned for any value (no range check), e.g. to show where 0 < P < 1 fails;
+    :func:`theorem2_constants` computes the same P and raises outside (0, 1).
+    """
+    return 1 + 2 * positive("l", l) * lambdas(rho=rho, B=B, mu=mu)[2]
+
+
+def theorem2_noise_terms(*, T, eps, c, m, N, scale=1.0):
     """Wei et al. 2020, eq. (61): (E||n||, E||n||^2) = (sigma_A sqrt(2N/pi), sigma_A^2 N)
     with sigma_A = c T Ds_D / eps (the T > L sqrt(N) branch of (16)).
 
@@ -206,7 +225,7 @@ def theorem2_noise_terms(T, eps, c, m, N, scale=1.0):
     return _out(sigma_A * math.sqrt(2 * N / math.pi)), _out(sigma_A**2 * N)
 
 
-def theorem2_bound(T, eps, Theta, P, kappa0, kappa1):
+def theorem2_bound(*, T, eps, Theta, P, kappa0, kappa1):
     """Wei et al. 2020, Theorem 2, eq. (17): P^T Theta + (kappa1 T/eps + kappa0 T^2/eps^2)(1 - P^T).
 
     Bound on E{F(w~^(T)) - F(w*)}; T may be an array.  Derived for T > L sqrt(N) (Appendix E
@@ -219,13 +238,14 @@ def theorem2_bound(T, eps, Theta, P, kappa0, kappa1):
     return _out(PT * Theta + (k1 * T / eps + k0 * np.square(T) / eps**2) * (1 - PT))
 
 
-def theorem2_bound_general(T, eps, Theta, rho, beta, l, B, mu, c, m, N, C, kappa_sign="paper"):
-    """Theorem 2 bound (17) with the clipping bound restored (scale = 2C in (61)-(62))."""
-    k = theorem2_constants(rho, beta, l, B, mu, c, m, N, kappa_sign, scale=2 * positive("C", C))
-    return theorem2_bound(T, eps, Theta, *k)
+def theorem2_bound_general(*, T, eps, Theta, rho, beta, l, B, mu, c, m, N, C, kappa_sign="paper"):
+    """Wei et al. 2020, Theorem 2, eq. (17) with the clipping bound restored (scale = 2C in (61)-(62))."""
+    k = theorem2_constants(rho=rho, beta=beta, l=l, B=B, mu=mu, c=c, m=m, N=N, kappa_sign=kappa_sign,
+                           scale=2 * positive("C", C))
+    return theorem2_bound(T=T, eps=eps, Theta=Theta, **k._asdict())
 
 
-def theorem2_second_derivative(T, eps, Theta, P, kappa0, kappa1):
+def theorem2_second_derivative(*, T, eps, Theta, P, kappa0, kappa1):
     """Wei et al. 2020, eq. (20): d^2h/dT^2 of the RHS h(T) of (17), T treated as continuous.
 
     (Theta - kappa1 T/eps - kappa0 T^2/eps^2) P^T ln^2 P - 2 (kappa1/eps + 2 kappa0 T/eps^2)
@@ -240,22 +260,22 @@ def theorem2_second_derivative(T, eps, Theta, P, kappa0, kappa1):
                 - 2 * (k1 / eps + 2 * k0 * T / eps**2) * PT * lnP + 2 * k0 / eps**2 * (1 - PT))
 
 
-def theorem2_second_derivative_fd(T, eps, Theta, P, kappa0, kappa1, h=1e-3):
-    """Central finite-difference second derivative of theorem2_bound (cross-check of (20))."""
-    f = lambda t: theorem2_bound(t, eps, Theta, P, kappa0, kappa1)  # noqa: E731
+def theorem2_second_derivative_fd(*, T, eps, Theta, P, kappa0, kappa1, h=1e-3):
+    """Wei et al. 2020, eq. (20) cross-checked: central finite-difference second derivative of (17)."""
+    f = lambda t: theorem2_bound(T=t, eps=eps, Theta=Theta, P=P, kappa0=kappa0, kappa1=kappa1)  # noqa: E731
     T = _pos("T", T)
     return _out((f(T + h) - 2 * np.asarray(f(T)) + f(T - h)) / h**2)
 
 
-def theorem2_optimal_T(eps, Theta, P, kappa0, kappa1, T_max):
-    """Remark 4: integer T* in [1, T_max] minimising the Theorem 2 bound (17).
+def theorem2_optimal_T(*, eps, Theta, P, kappa0, kappa1, T_max):
+    """Wei et al. 2020, Remark 4: integer T* in [1, T_max] minimising the Theorem 2 bound (17).
 
     Returns (T*, bound at T*).  The bound is derived for T > L sqrt(N); callers wanting that
     regime only should read T* against it.
     """
     T_max = integer("T_max", T_max, 1)
     Ts = np.arange(1, T_max + 1, dtype=float)
-    vals = theorem2_bound(Ts, eps, Theta, P, kappa0, kappa1)
+    vals = theorem2_bound(T=Ts, eps=eps, Theta=Theta, P=P, kappa0=kappa0, kappa1=kappa1)
     i = int(np.argmin(vals))
     return int(Ts[i]), float(vals[i])
 
@@ -277,7 +297,7 @@ def _ln_b_arg(eps, T, q):
         return np.where(y > -1, np.log1p(np.maximum(y, -1)), np.nan)
 
 
-def krandom_b(eps, T, N, K):
+def krandom_b(*, eps, T, N, K):
     """Wei et al. 2020, Lemma 4, eq. (22)/(67): b = -(T/eps) ln(1 - N/K + (N/K) e^{-eps/T}).
 
     Defined only when the log argument is > 0, i.e. eq. (69): eps < -T ln(1 - K/N)
@@ -288,14 +308,14 @@ def krandom_b(eps, T, N, K):
     N, K, q = _q(N, K)
     ln_arg = _ln_b_arg(eps, T, q)
     if np.isnan(ln_arg).any():
-        Tmin = eps / -math.log1p(-q)
+        Tmin = krandom_T_min(eps=eps, N=N, K=K, condition="eq69")
         raise BoundOutsideAssumptions(
             f"b is undefined: 1 - N/K + (N/K) exp(-eps/T) <= 0 for eps={eps}, N={N}, K={K}, "
             f"T={T!r}; eq. (69) needs eps < -T ln(1 - K/N), i.e. T > {Tmin:.4g}")
     return _out(-(np.asarray(T, dtype=float) / eps) * ln_arg)
 
 
-def krandom_gamma(eps, L, N, K):
+def krandom_gamma(*, eps, L, N, K):
     """Wei et al. 2020, Lemma 4, eq. (22)/(77): gamma = -ln(1 - K/N + (K/N) e^{-eps/(L sqrt(K))}).
 
     Defined for every eps > 0 and 1 <= K <= N; K = N gives gamma = eps/(L sqrt(N)).
@@ -306,8 +326,23 @@ def krandom_gamma(eps, L, N, K):
     return y if q == 1.0 else -math.log1p(q * math.expm1(-y))
 
 
-def krandom_conditions(eps, T, N, K, L):
-    """Appendix F validity conditions of Lemma 4 at one (eps, T, N, K, L).
+def krandom_T_min(*, eps, N, K, condition):
+    """Wei et al. 2020, Appendix F: the T above which a condition of Lemma 4 holds.
+
+    ``condition="eq69"``: eq. (69), eps < -T ln(1 - K/N) (b of eq. (22) defined), holds iff
+    T > eps / -ln(1 - K/N); 0.0 for K = N, where it holds for every T.
+    ``condition="eq73"``: eq. (73), eps < -T ln(1 - q + q/e) with q = K/N (the range in which
+    (72) c^2 >= 2 ln(1.25/delta) is proven), holds iff T > eps / -ln(1 - q + q/e); eps for K = N.
+    """
+    eps = positive("eps", eps)
+    N, K, q = _q(N, K)
+    if choice("condition", condition, ("eq69", "eq73")) == "eq69":
+        return eps / -math.log1p(-q) if K < N else 0.0
+    return eps / -math.log(1 - q + q / math.e)
+
+
+def krandom_conditions(*, eps, T, N, K, L):
+    """Wei et al. 2020, Appendix F: the validity conditions of Lemma 4 at one (eps, T, N, K, L).
 
     'eq69': eps < -T ln(1-q) (b defined; true for K = N, where ln(1-q) = -inf);
     'eq73': eps < -T ln(1 - q + q/e); 'b_eps_over_T_in_(0,1)': 0 < b eps/T < 1, the range in
@@ -317,17 +352,17 @@ def krandom_conditions(eps, T, N, K, L):
     eps, T, L = positive("eps", eps), positive("T", T), positive("L", L)
     N, K, q = _q(N, K)
     eq69 = q == 1.0 or eps < -T * math.log1p(-q)
-    b = krandom_b(eps, T, N, K) if eq69 else None
+    b = krandom_b(eps=eps, T=T, N=N, K=K) if eq69 else None
     return {
         "eq69": bool(eq69),
         "eq73": bool(eps < -T * math.log(1 - q + q / math.e)),
         "b_eps_over_T_in_(0,1)": bool(b is not None and 0 < b * eps / T < 1),
-        "eq21_switch": bool(T > eps / krandom_gamma(eps, L, N, K)),
+        "eq21_switch": bool(T > eps / krandom_gamma(eps=eps, L=L, N=N, K=K)),
         "eq75_switch": None if b is None else bool(T > b * L * math.sqrt(K)),
     }
 
 
-def sigma_downlink_krandom(C, m, N, K, T, L, eps, c, switch="eq21", on_undefined_b="raise"):
+def sigma_downlink_krandom(*, C, m, N, K, T, L, eps, c, switch="eq21", on_undefined_b="raise"):
     """Wei et al. 2020, Lemma 4, eq. (21) (= (75)-(76)): server noise under K-random scheduling.
 
     sigma_D = 2cC sqrt(T^2/b^2 - L^2 K)/(m K eps) where the switch holds, else 0.
@@ -344,11 +379,11 @@ def sigma_downlink_krandom(C, m, N, K, T, L, eps, c, switch="eq21", on_undefined
     ln_arg = _ln_b_arg(eps, T, q)
     undefined = np.isnan(ln_arg)
     if undefined.any() and (on_undefined_b == "raise" or switch == "eq75"):
-        krandom_b(eps, T, N, K)  # raises with the eq. (69) message
+        krandom_b(eps=eps, T=T, N=N, K=K)  # raises with the eq. (69) message
     with np.errstate(invalid="ignore"):
         b = -(T / eps) * ln_arg  # nan where undefined; nan comparisons are False
         if switch == "eq21":
-            on = (T > eps / krandom_gamma(eps, L, N, K)) & ~undefined
+            on = (T > eps / krandom_gamma(eps=eps, L=L, N=N, K=K)) & ~undefined
         else:
             on = T > b * L * math.sqrt(K)
         rad = np.where(on, np.maximum(T**2 / b**2 - L**2 * K, 0.0), 0.0)
@@ -362,7 +397,48 @@ class Theorem3Constants(NamedTuple):
     alpha2: float
 
 
-def theorem3_constants(rho, B, mu, l, K, N):
+def _alpha2(rho, B, mu, K):
+    sK = math.sqrt(K)
+    return (rho * B**2 / 2 + rho * B + rho * B**2 / K + 2 * rho * B**2 / sK + mu * B / sK - mu) / mu**2
+
+
+def theorem3_alpha2(*, rho, B, mu, K):
+    """Wei et al. 2020, Theorem 3, eq. (24) (= (94)): alpha2 = (rho B^2/2 + rho B + rho B^2/K
+    + 2 rho B^2/sqrt(K) + mu B/sqrt(K) - mu)/mu^2, so that Q = 1 + 2 l alpha2.
+
+    Returned for any sign; the bound (23) needs alpha2 < 0 (see :func:`theorem3_mu_min`).
+    """
+    rho, B, mu = positive("rho", rho), positive("B", B), positive("mu", mu)
+    return _alpha2(rho, B, mu, integer("K", K, 1))
+
+
+def theorem3_Q(*, rho, B, mu, l, K):
+    """Wei et al. 2020, Theorem 3, eq. (24): Q = 1 + 2 l alpha2 (alpha2 of :func:`theorem3_alpha2`).
+
+    Returned for any value (no range check), e.g. to plot Q against K;
+    :func:`theorem3_constants` computes the same Q and raises outside (0, 1).
+    """
+    return 1 + 2 * positive("l", l) * theorem3_alpha2(rho=rho, B=B, mu=mu, K=K)
+
+
+def theorem3_mu_min(*, rho, B, K):
+    """Wei et al. 2020, Theorem 3, eq. (24) (= (94)) solved for mu: alpha2 < 0 iff
+    mu > rho (B^2/2 + B + B^2/K + 2 B^2/sqrt(K)) / (1 - B/sqrt(K)).
+
+    Returns that threshold (alpha2 = 0 there).  It exists only for K > B^2 (B/sqrt(K) < 1);
+    for K <= B^2, alpha2 > 0 for every mu and this raises BoundOutsideAssumptions.  Q > 0
+    needs, in addition, alpha2 > -1/(2l), i.e. mu not too close to this threshold.
+    """
+    rho, B = positive("rho", rho), positive("B", B)
+    K = integer("K", K, 1)
+    if not B / math.sqrt(K) < 1:
+        raise BoundOutsideAssumptions(
+            f"K={K} is out of range: alpha2 < 0 for some mu needs B/sqrt(K) < 1, i.e. "
+            f"K > B^2 = {B**2:.4g} (eq. (24)); with B={B!r} alpha2 > 0 for every mu")
+    return rho * (B**2 / 2 + B + B**2 / K + 2 * B**2 / math.sqrt(K)) / (1 - B / math.sqrt(K))
+
+
+def theorem3_constants(*, rho, B, mu, l, K, N):
     """Wei et al. 2020, Theorem 3, eq. (24)-(25) and (94)-(95): Q = 1 + 2 l alpha2,
     alpha2 = (rho B^2/2 + rho B + rho B^2/K + 2 rho B^2/sqrt(K) + mu B/sqrt(K) - mu)/mu^2,
     alpha1 = 1 + 2 rho B/mu + 2 rho B sqrt(K)/(mu N), alpha0 = 2 rho K/N + rho.
@@ -371,7 +447,7 @@ def theorem3_constants(rho, B, mu, l, K, N):
     rho, B, mu, l = positive("rho", rho), positive("B", B), positive("mu", mu), positive("l", l)
     N, K, _ = _q(N, K)
     sK = math.sqrt(K)
-    alpha2 = (rho * B**2 / 2 + rho * B + rho * B**2 / K + 2 * rho * B**2 / sK + mu * B / sK - mu) / mu**2
+    alpha2 = _alpha2(rho, B, mu, K)
     alpha1 = 1 + 2 * rho * B / mu + 2 * rho * B * sK / (mu * N)
     alpha0 = 2 * rho * K / N + rho
     Q = 1 + 2 * l * alpha2
@@ -380,7 +456,7 @@ def theorem3_constants(rho, B, mu, l, K, N):
     return Theorem3Constants(Q, alpha0, alpha1, alpha2)
 
 
-def theorem3_bound(T, eps, K, N, m, Theta, rho, beta, B, mu, l, c, scale=1.0, moments="eq23"):
+def theorem3_bound(*, T, eps, K, N, m, Theta, rho, beta, B, mu, l, c, scale=1.0, moments="eq23"):
     """Wei et al. 2020, Theorem 3, eq. (23): Q^T Theta + (1-Q^T)/(1-Q) [c alpha1 beta sqrt(2/pi)
     / (-m K ln a) + c^2 alpha0 / (m^2 K^2 ln^2 a)], a = 1 - N/K + (N/K) e^{-eps/T}.
 
@@ -392,8 +468,8 @@ def theorem3_bound(T, eps, K, N, m, Theta, rho, beta, B, mu, l, c, scale=1.0, mo
     T, eps, Theta = positive("T", T), positive("eps", eps), positive("Theta", Theta)
     beta, c, m, scale = positive("beta", beta), positive("c", c), positive("m", m), positive("scale", scale)
     choice("moments", moments, ("eq23", "eq100"))
-    Q, a0, a1, _ = theorem3_constants(rho, B, mu, l, K, N)
-    b = krandom_b(eps, T, N, K)  # raises if eq. (69) fails
+    Q, a0, a1, _ = theorem3_constants(rho=rho, B=B, mu=mu, l=l, K=K, N=N)
+    b = krandom_b(eps=eps, T=T, N=N, K=K)  # raises if eq. (69) fails
     ln_a = -b * eps / T
     dim = N if moments == "eq100" else 1
     lin = scale * c * a1 * beta / (-m * K * ln_a) * math.sqrt(2 * dim / math.pi)
@@ -401,8 +477,8 @@ def theorem3_bound(T, eps, K, N, m, Theta, rho, beta, B, mu, l, c, scale=1.0, mo
     return float(Q**T * Theta + (1 - Q**T) / (1 - Q) * (lin + quad))
 
 
-def theorem3_optimal_K(T, eps, N, m, Theta, rho, beta, B, mu, l, c, scale=1.0, moments="eq23"):
-    """Remark 5: integer K* in [1, N] minimising the Theorem 3 bound (23).
+def theorem3_optimal_K(*, T, eps, N, m, Theta, rho, beta, B, mu, l, c, scale=1.0, moments="eq23"):
+    """Wei et al. 2020, Remark 5: integer K* in [1, N] minimising the Theorem 3 bound (23).
 
     K where the bound is undefined (eq. 69 fails or Q outside (0, 1)) are skipped.  Returns
     (K*, bound at K*, {K: bound} for every valid K); raises ValueError if no K is valid.
@@ -415,7 +491,8 @@ def theorem3_optimal_K(T, eps, N, m, Theta, rho, beta, B, mu, l, c, scale=1.0, m
     vals = {}
     for K in range(1, N + 1):
         try:
-            vals[K] = theorem3_bound(T, eps, K, N, m, Theta, rho, beta, B, mu, l, c, scale, moments)
+            vals[K] = theorem3_bound(T=T, eps=eps, K=K, N=N, m=m, Theta=Theta, rho=rho, beta=beta, B=B, mu=mu,
+                                     l=l, c=c, scale=scale, moments=moments)
         except BoundOutsideAssumptions:
             continue
     if not vals:

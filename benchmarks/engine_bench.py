@@ -39,7 +39,9 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from fldp import data as fdata, engine, mechanisms, models
+from fldp.papers.li2021 import theory as li_theory
 from fldp.papers.wei2020 import algorithm as nbafl
+from fldp.papers.zhou import theory as zhou_theory
 
 TOL = 1e-4
 
@@ -123,14 +125,14 @@ def regime_li(seed: int = 0) -> Regime:
     """Li, Chang, Chi 2020: Adult logistic regression, N=100, K=50, b=1, Q=10, G=2 per-step
     gradient clipping, Gaussian uplink noise (eq. 9), unbiased aggregation."""
     d = fdata.federated_dataset("adult", 100, "iid", seed=seed)
-    f = d.x.shape[2]
+    f = d.x_train.shape[1]
     model = models.BinaryLogReg(in_features=f)
     K, b, Q, G, lr = 50, 1, 10, 2.0, 0.1
     cfg = engine.FLConfig(num_rounds=1, local_steps=Q, batch_size=b, lr=lr, clip=G, clip_mode="grad",
                           clients_per_round=K, aggregation="unbiased", seed=seed)
     n_k = int(d.counts.min())
-    q = mechanisms.li_sampling_ratio(b, n_k, Q)
-    sigma = mechanisms.li_sigma(eps=1.0, delta=1e-3, q=q, sensitivity_df=4 * Q * G * lr)
+    q = li_theory.sampling_ratio(b=b, n_k=n_k, Q=Q)
+    sigma = li_theory.sigma_eq9(eps=1.0, delta=1e-3, q=q, sensitivity_df=4 * Q * G * lr)
 
     def layout(w):
         return [w[:f].view(1, f), w[f:]]
@@ -158,7 +160,7 @@ def regime_zhou(seed: int = 0) -> Regime:
     b = len(d.y_train) // 100  # 600
     cfg = engine.FLConfig(num_rounds=1, local_steps=1, batch_size=b, lr=0.1, clip=10.0, clip_mode="grad",
                           aggregation="unbiased", seed=seed)
-    sigma = mechanisms.zhou_gaussian_sigma(eps=1.0, delta=1e-5, b=10, T=100, N=10, d_i=n_k, xi2=10.0, c2=1.0)
+    sigma = zhou_theory.gaussian_sigma(eps=1.0, delta=1e-5, b=10, T=100, N=10, d_i=n_k, xi2=10.0, c2=1.0)
 
     def layout(w):
         return [w.view(784, 10).t()]
@@ -255,7 +257,7 @@ def naive_round(rg: Regime, w: torch.Tensor, t: int) -> torch.Tensor:
         with torch.no_grad():
             for p, g in zip(params, global_tensors):
                 p.copy_(g)
-        xk, yk, ik = data.x[cid], data.y[cid], idx[k]
+        (xk, yk), ik = data.client(cid), idx[k]
         for s in range(steps):
             rows = ik[s] if full else ik[s][mask[k, s]]
             if len(rows) == 0:

@@ -1,32 +1,45 @@
-"""One federated-learning engine for every algorithm in the four papers.
+"""One federated-learning engine for every algorithm of the four papers.
 
-A round of :func:`run` (Wei et al. 2020, Algorithm 1, read generally)::
+A round (:func:`round_step`; :func:`run` is a loop over it)::
 
-    select K of N clients            (all; K uniformly without replacement; round robin)
-    local training, all K at once    (S steps or E epochs of SGD, mini-batch or full batch,
-                                      optional proximal term mu/2 ||w - w_global||^2,
-                                      optional per-step gradient clipping)
-    clip the upload                  (parameters w / max(1, ||w||/C), or the update w - w_global)
-    client dropout                   (each selected client fails to upload with prob. p)
-    uplink hook                      (per-client noise: the privacy mechanism)
-    aggregate                        (weighted by p_i, N/K-scaled unbiased sum, or plain mean)
-    downlink hook                    (server noise before broadcast)
-    evaluate                         (global training loss F(w), test loss and accuracy)
+    select K of N clients            all; K uniformly without replacement; round robin
+    local training, all K at once    S steps or E epochs of SGD on batches sampled as the
+                                     paper says (shuffled epochs, fixed b without
+                                     replacement, a fraction q of d_i, Poisson(q), or full
+                                     batch), optional proximal term mu/2 ||w - w_global||^2,
+                                     optional clipping of each step's gradient: of the
+                                     mini-batch mean ("batch_grad") or of every sample's
+                                     gradient before averaging ("sample_grad", DP-SGD)
+    the upload                       the local model w_k, the update w_k - w, or the
+                                     gradient g_k (one gradient at w)
+    clip the upload                  ("params" / "update"; bound fixed or the round's median)
+    client dropout                   each selected client fails to upload with prob. p
+    uplink hook                      per-client noise: the privacy mechanism
+    aggregate                        weighted by p_i, (N/K)-scaled unbiased sum, or mean
+    server step                      params: w <- w + eta_s (agg - w); update: w <- w + eta_s agg;
+                                     gradient: w <- w - eta_s agg  (eta_s = server_lr(t))
+    downlink hook                    server noise before broadcast
+    observer                         sees the round: uploads before and after noise, ...
 
 All selected clients train as **one batched tensor computation**: parameters are rows of
-``params[K, D]`` and the model's forward uses batched matrix products (see
-:mod:`fldp.models`), so there is no Python loop over clients.  Algorithms differ only in
-their :class:`FLConfig` and in the two hooks; none re-implements training or aggregation.
+``params[K, D]`` and the models use batched matrix products (see :mod:`fldp.models`);
+clients are grouped by data size so that small clients do not pay for the largest one's
+padding.  An algorithm is a :class:`FLConfig`, a calibration and at most a short hook;
+none re-implements training, sampling or aggregation.  ``noise=False`` skips the privacy
+hooks only: the algorithm (clipping aside, which is part of its configuration) is unchanged.
 
-Randomness: no global RNG is used.  Each random stream ("init", "select", "batch",
-"uplink", "downlink", "dropout") of each round has its own ``torch.Generator`` derived from
-``(seed, stream, round)`` by :func:`generator`, so the data order, the client selection
-and the noise are reproducible one by one: changing the noise does not change which
-clients were selected or which batches they drew.
+Randomness: no global RNG.  Each stream ("init", "select", "batch", "uplink", "downlink",
+"dropout") of each round has its own generator derived from ``(seed, stream, round)`` by
+:func:`generator`, and the noise streams one generator **per client** as well, so changing
+the noise does not change the data order or the selection, and a dropout does not shift
+the other clients' noise.  Generators live on ``config.device`` (noise is drawn there);
+the batch schedule and the selection are drawn on the CPU, so they are the same on every
+device.
 """
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field, replace
 from typing import Callable, Optional, Union
 
@@ -35,40 +48,64 @@ import torch
 
 from . import mechanisms, validate
 from .data import FederatedData
-from .models import Model
+from .models import Model, sample_weights
 
 STREAMS = {"init": 1, "select": 2, "batch": 3, "uplink": 4, "downlink": 5, "dropout": 6}
-CLIP_MODES = (None, "params", "update", "grad")
+CLIP_MODES = (None, "params", "update", "batch_grad", "sample_grad")
+UPLOADS = ("params", "update", "gradient")
+SAMPLINGS = ("shuffle", "fixed", "fraction", "poisson", "full")
 SAMPLERS = ("uniform", "round_robin")
 AGGREGATIONS = ("weighted", "unbiased", "mean")
 
+Schedule = Union[float, Callable[[int], float]]
 
-def generator(seed: int, stream: str, round_: int = 0) -> torch.Generator:
-    """The generator of one random ``stream`` in one round, derived from ``seed``."""
+
+def generator(seed: int, stream: str, round_: int = 0, client: Optional[int] = None,
+              device: Union[str, torch.device] = "cpu") -> torch.Generator:
+    """The generator of one random ``stream`` in one round (and for one ``client``),
+    derived from ``seed`` with numpy's SeedSequence; on ``device``."""
     validate.choice("stream", stream, STREAMS)
-    state = np.random.SeedSequence([int(seed), STREAMS[stream], int(round_)]).generate_state(1, np.uint64)[0]
-    return torch.Generator().manual_seed(int(state & 0x7FFF_FFFF_FFFF_FFFF))
+    key = [int(seed), STREAMS[stream], int(round_)] + ([] if client is None else [int(client) + 1])
+    state = np.random.SeedSequence(key).generate_state(1, np.uint64)[0]
+    return torch.Generator(device=device).manual_seed(int(state & 0x7FFF_FFFF_FFFF_FFFF))
 
 
 @dataclass(frozen=True)
 class FLConfig:
     """Settings of a federated run.  Exactly one of ``local_steps`` / ``local_epochs``.
 
-    ``lr`` is a float or a function of the global local-step counter
-    ``t = (round - 1) * steps_per_round + s`` (e.g. Li et al.'s 0.2 / (1 + 0.01 t)).
-    ``batch_size=None`` means full-batch gradient descent on the local dataset.
-    ``noise=False`` switches every privacy hook off (the non-private baseline).
+    Local data sampling (``sampling``; by default ``shuffle`` with epochs and a batch size,
+    ``fixed`` with steps and a batch size, ``full`` without a batch size):
+
+    * ``shuffle``: each epoch a fresh permutation of the client's rows cut into batches of
+      ``batch_size`` (Wei et al.'s local epochs);
+    * ``fixed``: each step ``batch_size`` rows drawn without replacement (Li et al.);
+    * ``fraction``: each step round(q d_i) rows without replacement, q = ``sample_rate``
+      (Zhou et al.);
+    * ``poisson``: each row included independently with probability q = ``sample_rate``;
+      the gradient is divided by the expected batch size q d_i (what DP-SGD accountants assume);
+    * ``full``: every row, every step (gradient descent).
+
+    ``lr`` is a float or a function of the **global** local-step counter (local steps taken
+    in all earlier rounds plus the step within this round), e.g. Li et al.'s
+    0.2 / (1 + 0.01 t).  ``server_lr`` is a float or a function of the round t (1-based).
+    ``clip`` is a float, or ``"median"`` (upload clipping at the median of the round's
+    unclipped upload norms).  ``noise=False`` switches every privacy hook off.
     """
 
     num_rounds: int
     local_steps: Optional[int] = None
     local_epochs: Optional[int] = None
     batch_size: Optional[int] = None
-    lr: Union[float, Callable[[int], float]] = 0.1
+    sampling: Optional[str] = None
+    sample_rate: Optional[float] = None
+    lr: Schedule = 0.1
     mu: float = 0.0
-    clip: Optional[float] = None
+    clip: Union[float, str, None] = None
     clip_mode: Optional[str] = None
     clip_norm: str = "l2"
+    upload: str = "params"
+    server_lr: Schedule = 1.0
     clients_per_round: Optional[int] = None
     sampler: str = "uniform"
     aggregation: str = "weighted"
@@ -77,6 +114,7 @@ class FLConfig:
     eval_every: int = 1
     eval_train: bool = True
     client_chunk: Optional[int] = None
+    device: str = "cpu"
     seed: int = 0
 
     def __post_init__(self):
@@ -90,15 +128,30 @@ class FLConfig:
             validate.integer("local_epochs", self.local_epochs, 1)
         if self.batch_size is not None:
             validate.integer("batch_size", self.batch_size, 1)
+        object.__setattr__(self, "sampling", self._sampling())
         if not callable(self.lr):
             validate.positive("lr", self.lr)
+        if not callable(self.server_lr):
+            validate.positive("server_lr", self.server_lr)
         validate.nonnegative("mu", self.mu)
         validate.choice("clip_mode", self.clip_mode, CLIP_MODES)
         validate.choice("clip_norm", self.clip_norm, ("l1", "l2"))
         if self.clip_mode is not None:
             if self.clip is None:
                 raise ValueError(f"clip_mode={self.clip_mode!r} needs a clipping bound clip > 0")
-            validate.positive("clip", self.clip)
+            if self.clip == "median":
+                if self.clip_mode not in ("params", "update"):
+                    raise ValueError(f"clip='median' is out of range for clip_mode={self.clip_mode!r}: "
+                                     "a per-round median bound applies to clip_mode 'params' or 'update'")
+            else:
+                validate.positive("clip", self.clip)
+        validate.choice("upload", self.upload, UPLOADS)
+        if self.clip_mode == "params" and self.upload != "params":
+            raise ValueError(f"clip_mode='params' clips uploaded parameters: it needs upload='params' "
+                             f"(got upload={self.upload!r}; use clip_mode='update')")
+        if self.upload == "gradient" and self.local_steps != 1:
+            raise ValueError(f"upload='gradient' needs local_steps=1 (one gradient at the broadcast "
+                             f"model; got local_steps={self.local_steps}, local_epochs={self.local_epochs})")
         validate.choice("sampler", self.sampler, SAMPLERS)
         validate.choice("aggregation", self.aggregation, AGGREGATIONS)
         validate.probability("dropout", self.dropout)
@@ -107,30 +160,96 @@ class FLConfig:
         validate.integer("eval_every", self.eval_every, 1)
         if self.client_chunk is not None:
             validate.integer("client_chunk", self.client_chunk, 1)
+        if torch.device(self.device).type == "cuda" and not torch.cuda.is_available():
+            raise ValueError(f"device={self.device!r} is not available: no CUDA device here (use 'cpu')")
 
-    def learning_rate(self, t: int) -> float:
-        return float(self.lr(t)) if callable(self.lr) else float(self.lr)
+    def _sampling(self) -> str:
+        s = self.sampling
+        if s is None:
+            s = "full" if self.batch_size is None else ("shuffle" if self.local_epochs else "fixed")
+        validate.choice("sampling", s, SAMPLINGS)
+        if s in ("fraction", "poisson"):
+            if self.sample_rate is None:
+                raise ValueError(f"sampling={s!r} needs sample_rate q in (0, 1]")
+            if not validate.probability("sample_rate", self.sample_rate) > 0:
+                raise ValueError(f"sample_rate={self.sample_rate!r} is out of range: sample_rate must be in (0, 1]")
+            if self.local_steps is None:
+                raise ValueError(f"sampling={s!r} draws one batch per step: give local_steps, not local_epochs")
+        elif self.sample_rate is not None:
+            raise ValueError(f"sample_rate={self.sample_rate!r} is only used by sampling 'fraction' or 'poisson'")
+        if s in ("shuffle", "fixed") and self.batch_size is None:
+            raise ValueError(f"sampling={s!r} needs a batch_size")
+        if s == "shuffle" and self.local_epochs is None:
+            raise ValueError("sampling='shuffle' cuts epochs into batches: give local_epochs")
+        if s == "fixed" and self.local_steps is None:
+            raise ValueError("sampling='fixed' draws one batch per step: give local_steps")
+        if s in ("full", "fraction", "poisson") and self.batch_size is not None:
+            raise ValueError(f"batch_size={self.batch_size!r} is not used by sampling={s!r}: leave it None")
+        return s
+
+    def learning_rate(self, step: int) -> float:
+        """The local learning rate at global local step ``step`` (0-based)."""
+        return float(self.lr(step)) if callable(self.lr) else float(self.lr)
+
+    def server_learning_rate(self, t: int) -> float:
+        """The server learning rate of round ``t`` (1-based)."""
+        return float(self.server_lr(t)) if callable(self.server_lr) else float(self.server_lr)
 
 
 @dataclass
 class RoundContext:
-    """What a privacy hook may look at in round ``t`` (1-based)."""
+    """Round ``t`` (1-based) as hooks and observers see it.
+
+    Hooks see it after clipping and dropout (``uploads`` not yet noised); the observer sees
+    it at the end of the round, with every field filled in.
+    """
 
     t: int
     config: FLConfig
     data: FederatedData
+    model: Model
     selected: torch.Tensor          # ids of the clients chosen this round
     clients: torch.Tensor           # ids of the clients that upload (selected minus dropouts)
     global_params: torch.Tensor     # w^(t-1), the model the clients started from
+    step: int                       # global local-step counter at the start of the round
+    lrs: list                       # the local learning rate of each local step of the round
+    server_lr: float
+    raw_norms: torch.Tensor         # l2 norm of what upload clipping bounds (the parameters
+                                    # for clip_mode 'params', else the update or gradient), per
+                                    # uploading client, before clipping
+    clip: Optional[float]           # the upload clipping bound used this round
+    clean: Optional[torch.Tensor] = None      # uploads [K', D] after clipping, before noise
+    uploads: Optional[torch.Tensor] = None    # uploads after the uplink hook
+    aggregate: Optional[torch.Tensor] = None  # the aggregated uploads [D]
+    params: Optional[torch.Tensor] = None     # w^(t) after the server step and downlink hook
+
+    def generators(self, stream: str = "uplink") -> list:
+        """One generator per uploading client (row order of ``uploads``)."""
+        return [generator(self.config.seed, stream, self.t, int(c), self.config.device)
+                for c in self.clients]
+
+    def generator(self, stream: str = "downlink") -> torch.Generator:
+        """The round's generator of a server-side ``stream``."""
+        return generator(self.config.seed, stream, self.t, device=self.config.device)
 
 
-UplinkHook = Callable[[RoundContext, torch.Tensor, torch.Generator], torch.Tensor]
-DownlinkHook = Callable[[RoundContext, torch.Tensor, torch.Generator], torch.Tensor]
+Hook = Callable[[RoundContext, torch.Tensor], torch.Tensor]
+Observer = Callable[[RoundContext], None]
+
+
+@dataclass
+class State:
+    """Where a run stands: ``t`` rounds done, the global model, the global local-step counter."""
+
+    t: int
+    params: torch.Tensor
+    step: int = 0
 
 
 @dataclass
 class History:
-    """Per-round record of a run (round 0 is the initial model)."""
+    """Per-round record of a run (round 0 is the initial model).  ``privacy`` holds one
+    :class:`fldp.accounting.PrivacyRecord` per round (who uploaded, with which mechanism)."""
 
     rounds: list = field(default_factory=list)
     train_loss: list = field(default_factory=list)
@@ -138,6 +257,7 @@ class History:
     test_acc: list = field(default_factory=list)
     clients: list = field(default_factory=list)
     upload_norm_median: list = field(default_factory=list)
+    privacy: list = field(default_factory=list)
     params: Optional[torch.Tensor] = None
     wall_time_s: float = 0.0
 
@@ -147,7 +267,7 @@ class History:
                 "wall_time_s": self.wall_time_s}
 
 
-# -- building blocks (public: notebooks and tests use them directly) ------------------------
+# -- building blocks (public: notebooks, tests and benchmarks use them) ----------------------
 def select_clients(config: FLConfig, num_clients: int, t: int) -> torch.Tensor:
     """Client ids for round ``t``: all, K uniformly without replacement, or round robin."""
     k = config.clients_per_round
@@ -161,74 +281,132 @@ def select_clients(config: FLConfig, num_clients: int, t: int) -> torch.Tensor:
 
 
 def batch_schedule(counts: torch.Tensor, config: FLConfig, g: torch.Generator):
-    """Yield ``(index[K, B], mask[K, B])`` for each local step of the clients with ``counts``.
-
-    Full batch: every step sees all of a client's rows.  Epochs: a fresh permutation per
-    client and epoch cut into batches (clients with less data finish early: their later
-    steps are masked out).  Steps: each step draws ``B`` rows without replacement.
-    """
+    """Yield ``(index[K, B], weights[K, B])`` for each local step of the clients with
+    ``counts``: the positions of each client's batch within its own data, and the weight of
+    each sample in the step's gradient (1/batch size on valid samples, 0 on padding;
+    1/(q d_i) under Poisson sampling).  Drawn on the CPU.  See :class:`FLConfig`."""
     k, n_max = len(counts), int(counts.max())
     pos = torch.arange(n_max).expand(k, n_max)
     valid = pos < counts[:, None]
-    b = config.batch_size
-    if b is None or (config.local_steps is not None and b >= n_max):
+    s, b = config.sampling, config.batch_size
+    mean = lambda mask: sample_weights(mask, None, *mask.shape, torch.float32)
+    if s == "full" or (s == "fixed" and b >= n_max):
         for _ in range(config.local_steps or config.local_epochs):
-            yield pos, valid
-        return
-    if config.local_epochs is not None:
+            yield pos, mean(valid)
+    elif s == "shuffle":
         for _ in range(config.local_epochs):
-            keys = torch.rand(k, n_max, generator=g).masked_fill_(~valid, 2.0)
-            perm = keys.argsort(dim=1)
-            for s in range(0, n_max, b):
-                idx = perm[:, s:s + b]
-                yield idx, pos[:, s:s + idx.shape[1]] < counts[:, None]
-        return
-    for _ in range(config.local_steps):
-        keys = torch.rand(k, n_max, generator=g).masked_fill_(~valid, 2.0)
-        vals, idx = keys.topk(b, dim=1, largest=False)
-        yield idx, vals < 1.5
+            perm = torch.rand(k, n_max, generator=g).masked_fill_(~valid, 2.0).argsort(dim=1)
+            for a in range(0, n_max, b):
+                idx = perm[:, a:a + b]
+                yield idx, mean(pos[:, a:a + idx.shape[1]] < counts[:, None])
+    elif s == "fixed":
+        for _ in range(config.local_steps):
+            vals, idx = torch.rand(k, n_max, generator=g).masked_fill_(~valid, 2.0).topk(b, dim=1, largest=False)
+            yield idx, mean(vals < 1.5)
+    elif s == "fraction":
+        size = torch.clamp((config.sample_rate * counts.to(torch.float64)).round().to(torch.int64), min=1)
+        width = int(size.max())
+        for _ in range(config.local_steps):
+            _, idx = torch.rand(k, n_max, generator=g).masked_fill_(~valid, 2.0).topk(width, dim=1, largest=False)
+            yield idx, mean(torch.arange(width)[None, :] < size[:, None])
+    else:  # poisson
+        expected = config.sample_rate * counts.to(torch.float32)
+        for _ in range(config.local_steps):
+            chosen = (torch.rand(k, n_max, generator=g) < config.sample_rate) & valid
+            n = chosen.sum(dim=1)
+            width = max(1, int(n.max()))
+            idx = (~chosen).to(torch.int8).argsort(dim=1, stable=True)[:, :width]
+            yield idx, (torch.arange(width)[None, :] < n[:, None]).to(torch.float32) / expected[:, None]
 
 
 def clip_rows(x: torch.Tensor, bound: float, norm: str = "l2") -> torch.Tensor:
     return mechanisms.clip_l2(x, bound) if norm == "l2" else mechanisms.clip_l1(x, bound)
 
 
+def gradient(model: Model, params: torch.Tensor, xb: torch.Tensor, yb: torch.Tensor,
+             mask: Optional[torch.Tensor] = None, *, weights: Optional[torch.Tensor] = None,
+             clip: Optional[float] = None, clip_norm: str = "l2") -> torch.Tensor:
+    """Gradient per row ``[C, D]`` of sum_b weights_b loss_b (+ regulariser); ``weights``
+    default to the mean over the valid samples of ``mask``.  With ``clip``, every sample's
+    gradient is clipped to norm ``clip`` (``clip_norm``) before the weighted sum (per-sample
+    clipping; the data-independent regulariser is not clipped).
+
+    The model's closed form when it has one; otherwise autograd, with per-sample gradients
+    from ``torch.func`` (vmap over clients and samples) when clipping per sample."""
+    w = sample_weights(mask, weights, *yb.shape, params.dtype, params.device)
+    ord = 1 if clip_norm == "l1" else 2
+    if model.weighted_grad is not None:
+        return model.weighted_grad(params, xb, yb, w, clip, ord)
+    p = params.detach().requires_grad_(True)
+    if clip is None:
+        with torch.enable_grad():
+            (grad,) = torch.autograd.grad(model.loss(p, xb, yb, weights=w).sum(), p)
+        return grad
+    from torch.func import grad as fgrad, vmap
+
+    def one(pk, xs, ys):
+        return model.per_sample_loss(pk[None], xs[None, None], ys[None, None])[0, 0]
+
+    per = vmap(vmap(fgrad(one), in_dims=(None, 0, 0)))(params.detach(), xb, yb)  # [C, B, D]
+    factor = torch.clamp(clip / torch.linalg.vector_norm(per, ord=ord, dim=-1).clamp_min(1e-30), max=1.0)
+    out = torch.einsum("cb,cbd->cd", w * factor, per)
+    with torch.enable_grad():
+        reg = model.regulariser(p).sum()
+    return out + torch.autograd.grad(reg, p)[0] if reg.requires_grad else out
+
+
 def local_train(model: Model, start: torch.Tensor, data: FederatedData, clients: torch.Tensor,
-                config: FLConfig, t: int = 1) -> torch.Tensor:
+                config: FLConfig, t: int = 1, step: int = 0) -> torch.Tensor:
     """Train ``len(clients)`` local models from ``start`` (``[D]``, the broadcast model, or
     ``[K, D]``) on their own data, all at once; returns ``[K, D]``.
 
-    Minimises F_i(w) + mu/2 ||w - start||^2 by SGD (Wei et al. 2020, Algorithm 1, line 6),
-    with the per-step gradient clipped when ``config.clip_mode == "grad"`` (the gradient of
-    the client's mini-batch; for batch size 1, as in Li et al., that is per-sample clipping).
+    Minimises F_i(w) + mu/2 ||w - start||^2 by SGD (Wei et al. 2020, Algorithm 1, line 6)
+    with learning rate ``config.lr`` at global local steps ``step, step + 1, ...``; with
+    ``clip_mode="batch_grad"`` each step's mini-batch gradient is clipped, with
+    ``"sample_grad"`` each sample's gradient before averaging.  With ``upload="gradient"``
+    it returns the (clipped) gradient at ``start`` instead (one step, no update).
 
-    Clients are processed in chunks of :func:`client_chunk` rows so that a chunk's parameters
-    and gradients stay in the CPU cache (for the 203k-parameter MLP, all 50 clients at once
-    are 2-4x slower than chunks of 2-8).  The batch schedule is drawn once for all clients,
-    so the result does not depend on the chunk size.
+    Clients are grouped by data size and processed in chunks of :func:`client_chunk` rows
+    (so that a chunk's parameters and gradients stay in the CPU cache, and a chunk of small
+    clients skips the steps in which none of them has data left).  The batch schedule is
+    drawn once for all clients, so the result depends neither on the chunks nor the grouping.
     """
     k = len(clients)
-    anchor = start.expand(k, -1) if start.dim() == 1 else start
+    dev = data.device
+    anchor = (start.expand(k, -1) if start.dim() == 1 else start).to(dev)
     counts = data.counts[clients]
     schedule = list(batch_schedule(counts, config, generator(config.seed, "batch", t)))
-    lrs = [config.learning_rate((t - 1) * len(schedule) + s) for s in range(len(schedule))]
+    lrs = [config.learning_rate(step + s) for s in range(len(schedule))]
     chunk = config.client_chunk or client_chunk(model)
-    out = []
+    order = torch.argsort(counts, descending=True, stable=True)
+    out = torch.empty_like(anchor)
+    batch_clip = config.clip if config.clip_mode == "batch_grad" else None
+    sample_clip = config.clip if config.clip_mode == "sample_grad" else None
     for a in range(0, k, chunk):
-        rows = slice(a, a + chunk)
-        cid, anc = clients[rows, None], anchor[rows]
+        rows = order[a:a + chunk]
+        cid, anc = clients[rows].to(dev), anchor[rows.to(dev)]
+        width = int(counts[rows].max())
         params = anc.clone()
-        for lr, (idx, mask) in zip(lrs, schedule):
-            idx, mask = idx[rows], mask[rows]
-            grad = gradient(model, params, *_gather(data, cid, idx), mask)
-            if config.clip_mode == "grad":
-                grad = clip_rows(grad, config.clip, config.clip_norm)
+        for lr, (idx, wts) in zip(lrs, schedule):
+            idx, wts = idx[rows], wts[rows]
+            if idx.shape[1] > width:  # full batch: only this group's rows
+                idx, wts = idx[:, :width], wts[:, :width]
+            active = (wts != 0).any(dim=1)
+            if not bool(active.any()):  # every client of the group has finished its epoch
+                continue
+            idx, wts = idx.to(dev), wts.to(dev)
+            grad = gradient(model, params, *data.gather(cid, idx), weights=wts,
+                            clip=sample_clip, clip_norm=config.clip_norm)
+            if batch_clip is not None:
+                grad = clip_rows(grad, batch_clip, config.clip_norm)
+            if config.upload == "gradient":
+                params = grad
+                break
             if config.mu:
                 grad = grad + config.mu * (params - anc)
-            active = mask.any(dim=1, keepdim=True).to(params.dtype)
-            params = params - lr * active * grad
-        out.append(params)
-    return torch.cat(out) if len(out) > 1 else out[0]
+            params = params - (lr * active.to(dev, params.dtype))[:, None] * grad
+        out[rows.to(dev)] = params
+    return out
 
 
 def client_chunk(model: Model, cache_bytes: int = 16 << 20) -> int:
@@ -237,42 +415,34 @@ def client_chunk(model: Model, cache_bytes: int = 16 << 20) -> int:
     return max(1, cache_bytes // (model.dim * 4 * 8))
 
 
-def _gather(data: FederatedData, cid: torch.Tensor, idx: torch.Tensor):
-    """``data.x[cid, idx]`` and ``data.y[cid, idx]`` as one ``index_select`` on flattened
-    rows: about 4x faster than advanced indexing for MNIST-sized batches (benchmarks/)."""
-    rows = (cid * data.x.shape[1] + idx).reshape(-1)
-    x = data.x.flatten(0, 1).index_select(0, rows).view(*idx.shape, *data.x.shape[2:])
-    return x, data.y.flatten(0, 1).index_select(0, rows).view(idx.shape)
-
-
-def gradient(model: Model, params: torch.Tensor, xb: torch.Tensor, yb: torch.Tensor,
-             mask: Optional[torch.Tensor] = None) -> torch.Tensor:
-    """Gradient of each row's mean loss ``[C, D]``: the model's closed form when it has one,
-    autograd on ``model.loss`` otherwise."""
-    if model.grad is not None:
-        return model.grad(params, xb, yb, mask)
-    p = params.detach().requires_grad_(True)
-    with torch.enable_grad():
-        (grad,) = torch.autograd.grad(model.loss(p, xb, yb, mask).sum(), p)
-    return grad
-
-
 def aggregate(uploads: torch.Tensor, clients: torch.Tensor, data: FederatedData,
               mode: str, num_selected: int) -> torch.Tensor:
-    """Combine the uploads ``[K, D]`` into one model ``[D]``.
+    """Combine the uploads ``[K, D]`` into one vector ``[D]``.
 
-    * ``weighted``: sum_i p_i w_i / sum_i p_i over the uploading clients, p_i = |D_i|/|D|
+    * ``weighted``: sum_i p_i x_i / sum_i p_i over the uploading clients, p_i = |D_i|/|D|
       (Wei et al. 2020, eq. (1); Algorithm 1, line 13).
-    * ``unbiased``: (N/K) sum_i p_i w_i, an unbiased estimate of sum_{all i} p_i w_i under
-      uniform sampling (Zhou et al., Algorithm 1; Li, Chang, Chi 2020, Algorithm 1).
+    * ``unbiased``: (N/K) sum_i p_i x_i, an unbiased estimate of sum_{all i} p_i x_i under
+      uniform sampling (Zhou et al., Algorithm 1; Li, Chang, Chi 2020, Algorithm 1).  Over
+      *parameters* with unequal p_i this multiplies the model by the random factor
+      (N/K) sum_i p_i (about 0.8-1.2 per round at Dirichlet(1), K = 10 of 100): keep it
+      where a paper states it, prefer it over updates or gradients.
     * ``mean``: the plain average.
     """
     if mode == "mean":
         return uploads.mean(dim=0)
-    p = data.weights[clients].to(uploads.dtype)
+    p = data.weights[clients].to(uploads.device, uploads.dtype)
     if mode == "weighted":
         return (p[:, None] * uploads).sum(dim=0) / p.sum()
     return (data.num_clients / num_selected) * (p[:, None] * uploads).sum(dim=0)
+
+
+def server_step(config: FLConfig, w: torch.Tensor, agg: torch.Tensor, t: int) -> torch.Tensor:
+    """Apply the aggregate: params w + eta (agg - w) (eta = 1: replace), update w + eta agg,
+    gradient w - eta agg, with eta = ``config.server_lr`` at round ``t``."""
+    eta = config.server_learning_rate(t)
+    if config.upload == "params":
+        return agg if eta == 1.0 else w + eta * (agg - w)
+    return w + eta * agg if config.upload == "update" else w - eta * agg
 
 
 def evaluate(model: Model, params: torch.Tensor, data: FederatedData, train: bool = True) -> dict:
@@ -284,47 +454,111 @@ def evaluate(model: Model, params: torch.Tensor, data: FederatedData, train: boo
     return out
 
 
-# -- the run -----------------------------------------------------------------------------------
-def run(model: Model, data: FederatedData, config: FLConfig, *,
-        uplink: Optional[UplinkHook] = None, downlink: Optional[DownlinkHook] = None,
-        init_params: Optional[torch.Tensor] = None, progress: bool = False,
-        desc: str = "rounds") -> History:
-    """Run ``config.num_rounds`` rounds of federated training; returns the :class:`History`.
+# -- the round and the run ---------------------------------------------------------------------
+def init_state(model: Model, data: FederatedData, config: FLConfig,
+               init_params: Optional[torch.Tensor] = None) -> State:
+    """Round 0: the initial model (``init_params`` or the model's seeded init) on the device."""
+    w = init_params.clone() if init_params is not None else model.init(generator(config.seed, "init"))
+    return State(0, w.to(config.device))
 
-    ``uplink(ctx, uploads[K, D], generator)`` returns the perturbed uploads,
-    ``downlink(ctx, aggregate[D], generator)`` the perturbed broadcast model; both are
-    skipped when ``config.noise`` is False.  ``progress=True`` shows a tqdm bar.
+
+def round_step(model: Model, data: FederatedData, config: FLConfig, state: State, *,
+               uplink: Optional[Hook] = None, downlink: Optional[Hook] = None,
+               observer: Optional[Observer] = None) -> tuple[State, RoundContext]:
+    """One round from ``state``; returns the new state and the round's :class:`RoundContext`.
+
+    ``uplink(ctx, uploads[K, D])`` returns the perturbed uploads and ``downlink(ctx, w[D])``
+    the perturbed broadcast model; both are skipped when ``config.noise`` is False.  A hook
+    may have a method ``event(ctx)`` describing its mechanism for the accountant (the uplink
+    one DpEvent per uploading client, the downlink one DpEvent); ``observer(ctx)`` is called
+    at the end of the round.
     """
+    t, w = state.t + 1, state.params
+    selected = select_clients(config, data.num_clients, t)
+    steps = num_local_steps(data.counts[selected], config)
+    local = local_train(model, w, data, selected, config, t, state.step)
+    uploads = local - w if config.upload == "update" else local
+    clients, uploads = _drop(config, t, selected, uploads)
+    base = w if (config.clip_mode == "update" and config.upload == "params") else None
+    clipped = uploads if base is None else uploads - base  # what upload clipping bounds
+    raw = torch.linalg.vector_norm(clipped, dim=1)
+    bound = None
+    if config.clip_mode in ("params", "update") and len(clients):
+        bound = float(raw.median()) if config.clip == "median" else float(config.clip)
+        if bound > 0:
+            clipped = clip_rows(clipped, bound, config.clip_norm)
+            uploads = clipped if base is None else base + clipped
+    ctx = RoundContext(t, config, data, model, selected, clients, w, state.step,
+                       [config.learning_rate(state.step + s) for s in range(steps)],
+                       config.server_learning_rate(t), raw, bound, clean=uploads)
+    new = w
+    if len(clients) > 0:
+        noisy = uplink(ctx, uploads) if (config.noise and uplink is not None) else uploads
+        ctx.uploads = noisy
+        ctx.aggregate = aggregate(noisy, clients, data, config.aggregation, len(selected))
+        new = server_step(config, w, ctx.aggregate, t)
+        if config.noise and downlink is not None:
+            new = downlink(ctx, new)
+    ctx.params = new
+    if observer is not None:
+        observer(ctx)
+    return State(t, new, state.step + steps), ctx
+
+
+def num_local_steps(counts: torch.Tensor, config: FLConfig) -> int:
+    """Local steps in a round whose selected clients hold ``counts`` rows (the longest
+    client's: shuffled epochs of unequal clients end at different steps)."""
+    if config.upload == "gradient":
+        return 1
+    if config.sampling == "shuffle":
+        return config.local_epochs * -(-int(counts.max()) // config.batch_size)
+    return config.local_steps or config.local_epochs
+
+
+def run(model: Model, data: FederatedData, config: FLConfig, *,
+        uplink: Optional[Hook] = None, downlink: Optional[Hook] = None,
+        observer: Optional[Observer] = None, init_params: Optional[torch.Tensor] = None,
+        progress: bool = False, desc: str = "rounds") -> History:
+    """Run ``config.num_rounds`` rounds of :func:`round_step`; returns the :class:`History`
+    (evaluated every ``config.eval_every`` rounds and at the end; ``progress`` shows a tqdm
+    bar).  Data and model live on ``config.device``."""
     from tqdm.auto import tqdm
+
+    from .accounting import PrivacyRecord
 
     if config.clients_per_round is not None:
         validate.integer("clients_per_round", config.clients_per_round, 1, data.num_clients)
+    if config.aggregation == "unbiased" and config.upload == "params" and \
+            int(data.counts.min()) != int(data.counts.max()):
+        warnings.warn("aggregation='unbiased' over parameters with unequal client sizes scales the "
+                      "model by the random factor (N/K) sum_i p_i each round; prefer upload='update'",
+                      stacklevel=2)
     t0 = time.perf_counter()
-    w = init_params.clone() if init_params is not None else model.init(generator(config.seed, "init"))
+    data = data.to(config.device)
+    state = init_state(model, data, config, init_params)
     hist = History()
-    _record(hist, model, w, data, config, 0, torch.arange(0), None)
-    for t in tqdm(range(1, config.num_rounds + 1), desc=desc, disable=not progress, leave=False):
-        selected = select_clients(config, data.num_clients, t)
-        uploads = local_train(model, w, data, selected, config, t)
-        raw_norm = float(torch.linalg.vector_norm(uploads - w, dim=1).median())
-        if config.clip_mode == "params":
-            uploads = clip_rows(uploads, config.clip, config.clip_norm)
-        elif config.clip_mode == "update":
-            uploads = w + clip_rows(uploads - w, config.clip, config.clip_norm)
-        clients, uploads = _drop(config, t, selected, uploads)
-        if len(clients) > 0:
-            ctx = RoundContext(t, config, data, selected, clients, w)
-            if config.noise and uplink is not None:
-                uploads = uplink(ctx, uploads, generator(config.seed, "uplink", t))
-            new = aggregate(uploads, clients, data, config.aggregation, len(selected))
-            if config.noise and downlink is not None:
-                new = downlink(ctx, new, generator(config.seed, "downlink", t))
-            w = new
-        if t % config.eval_every == 0 or t == config.num_rounds:
-            _record(hist, model, w, data, config, t, clients, raw_norm)
-    hist.params = w
+    _record(hist, model, state.params, data, config, 0, torch.arange(0), float("nan"))
+    for _ in tqdm(range(config.num_rounds), desc=desc, disable=not progress, leave=False):
+        state, ctx = round_step(model, data, config, state, uplink=uplink, downlink=downlink,
+                                observer=observer)
+        on = config.noise
+        hist.privacy.append(PrivacyRecord(
+            round=ctx.t, clients=tuple(int(c) for c in ctx.clients),
+            uplink=_events(uplink, ctx, on) or (None,) * len(ctx.clients),
+            downlink=_events(downlink, ctx, on)))
+        if ctx.t % config.eval_every == 0 or ctx.t == config.num_rounds:
+            norm = float(ctx.raw_norms.median()) if len(ctx.raw_norms) else float("nan")
+            _record(hist, model, state.params, data, config, ctx.t, ctx.clients, norm)
+    hist.params = state.params
     hist.wall_time_s = time.perf_counter() - t0
     return hist
+
+
+def _events(hook, ctx, on):
+    if not on or hook is None or not hasattr(hook, "event") or len(ctx.clients) == 0:
+        return None
+    ev = hook.event(ctx)
+    return tuple(ev) if isinstance(ev, (list, tuple)) else ev
 
 
 def _drop(config, t, selected, uploads):
@@ -332,7 +566,7 @@ def _drop(config, t, selected, uploads):
         return selected, uploads
     g = generator(config.seed, "dropout", t)
     keep = torch.rand(len(selected), generator=g) >= config.dropout
-    return selected[keep], uploads[keep]
+    return selected[keep], uploads[keep.to(uploads.device)]
 
 
 def _record(hist, model, w, data, config, t, clients, raw_norm):
@@ -346,24 +580,91 @@ def _record(hist, model, w, data, config, t, clients, raw_norm):
 
 
 # -- standard hooks ------------------------------------------------------------------------------
-def _gaussian(sigma):
-    def hook(ctx, x, g):
-        s = sigma(ctx) if callable(sigma) else sigma
-        return x + mechanisms.gaussian_noise(x.shape, s, g, dtype=x.dtype)
-
-    return hook
+Scale = Union[float, Callable[[RoundContext], Union[float, torch.Tensor]]]
 
 
-def gaussian_uplink(sigma: Union[float, Callable[[RoundContext], float]]) -> UplinkHook:
-    """Add N(0, sigma^2) to every coordinate of every upload (sigma may depend on the round)."""
-    return _gaussian(sigma)
+def _scale(value, ctx, k, device):
+    """A hook's scale this round: a float, or one value per uploading client (tensor [K])."""
+    s = value(ctx) if callable(value) else value
+    if isinstance(s, torch.Tensor) and s.ndim > 0:
+        return s.to(device, torch.float32)
+    return torch.full((k,), float(s), device=device)
 
 
-def gaussian_downlink(sigma: Union[float, Callable[[RoundContext], float]]) -> DownlinkHook:
-    """Add N(0, sigma^2) to every coordinate of the aggregated model before broadcast."""
-    return _gaussian(sigma)
+@dataclass(frozen=True)
+class NoiseUplink:
+    """Add noise to each upload from the client's own generator (so a dropout does not
+    shift the other clients' noise): ``kind`` 'gaussian' (std ``scale`` per coordinate) or
+    'laplace' (scale b per coordinate).  ``scale`` is a float or a function of the round
+    context returning a float or one value per uploading client.
+
+    ``sensitivity`` (l2 for Gaussian, l1 for Laplace; a float or a function of the context)
+    describes one upload for the accountant: :meth:`event` gives each client's mechanism
+    with noise multiplier scale / sensitivity."""
+
+    scale: Scale
+    kind: str = "gaussian"
+    sensitivity: Optional[Scale] = None
+
+    def __post_init__(self):
+        validate.choice("kind", self.kind, ("gaussian", "laplace"))
+
+    def __call__(self, ctx: RoundContext, x: torch.Tensor) -> torch.Tensor:
+        s = _scale(self.scale, ctx, len(x), x.device)
+        draw = mechanisms.gaussian_noise if self.kind == "gaussian" else mechanisms.laplace_noise
+        noise = torch.stack([draw(x.shape[1:], 1.0, g, dtype=x.dtype) for g in ctx.generators("uplink")])
+        return x + s[:, None].to(x.dtype) * noise
+
+    def event(self, ctx: RoundContext):
+        if self.sensitivity is None:
+            return None
+        from . import accounting
+
+        k = len(ctx.clients)
+        z = (_scale(self.scale, ctx, k, "cpu") / _scale(self.sensitivity, ctx, k, "cpu")).tolist()
+        make = accounting.gaussian if self.kind == "gaussian" else accounting.laplace
+        return tuple(make(noise_multiplier=v) if v > 0 else None for v in z)
+
+
+@dataclass(frozen=True)
+class GaussianDownlink:
+    """Add N(0, sigma^2) to every coordinate of the broadcast model, from the round's
+    'downlink' generator.  ``sensitivity``: l2 sensitivity of the broadcast, for the
+    accountant (None: the broadcast is accounted as post-processing of the uploads)."""
+
+    sigma: Scale
+    sensitivity: Optional[Scale] = None
+
+    def __call__(self, ctx: RoundContext, w: torch.Tensor) -> torch.Tensor:
+        s = float(_scale(self.sigma, ctx, 1, "cpu")[0])
+        return w + mechanisms.gaussian_noise(w.shape, s, ctx.generator("downlink"), dtype=w.dtype)
+
+    def event(self, ctx: RoundContext):
+        if self.sensitivity is None:
+            return None
+        from . import accounting
+
+        z = float(_scale(self.sigma, ctx, 1, "cpu")[0] / _scale(self.sensitivity, ctx, 1, "cpu")[0])
+        return accounting.gaussian(noise_multiplier=z) if z > 0 else None
+
+
+def gaussian_uplink(sigma: Scale, sensitivity: Optional[Scale] = None) -> NoiseUplink:
+    """N(0, sigma^2) on every coordinate of every upload (sigma: float, per round or per client)."""
+    return NoiseUplink(sigma, "gaussian", sensitivity)
+
+
+def laplace_uplink(scale: Scale, sensitivity: Optional[Scale] = None) -> NoiseUplink:
+    """Lap(0, scale) on every coordinate of every upload (Zhou et al., Theorem 1)."""
+    return NoiseUplink(scale, "laplace", sensitivity)
+
+
+def gaussian_downlink(sigma: Scale, sensitivity: Optional[Scale] = None) -> GaussianDownlink:
+    """N(0, sigma^2) on every coordinate of the aggregated model before broadcast."""
+    return GaussianDownlink(sigma, sensitivity)
 
 
 def with_config(config: FLConfig, **changes) -> FLConfig:
     """A copy of ``config`` with some fields changed (validated again)."""
+    if "sampling" not in changes and any(k in changes for k in ("batch_size", "local_steps", "local_epochs")):
+        changes["sampling"] = None  # derive it again from the new fields
     return replace(config, **changes)

@@ -46,9 +46,9 @@ __all__ = [
 
 # ------------------------------------------------------------------ per-client quantities
 def client_mask(data: FederatedData) -> torch.Tensor:
-    """``mask[N, n_max]`` (0/1): the valid (non-padding) rows of each client."""
-    n_max = data.x.shape[1]
-    return (torch.arange(n_max)[None, :] < data.counts[:, None]).to(data.x.dtype)
+    """``mask[N, n_max]`` (0/1): the valid rows of each client in ``data.padded(all clients)``."""
+    n_max = int(data.counts.max())
+    return (torch.arange(n_max)[None, :] < data.counts[:, None]).to(data.x_train.dtype)
 
 
 def _client_rows(data, chunk):
@@ -61,11 +61,11 @@ def _client_rows(data, chunk):
 def client_losses(model: Model, params: torch.Tensor, data: FederatedData,
                   chunk: Optional[int] = None) -> torch.Tensor:
     """F_i(w) for every client (mean loss over its own rows, regulariser included), ``[N]``."""
-    mask = client_mask(data)
     out = []
     for r in _client_rows(data, chunk):
         k = r.stop - r.start
-        out.append(model.loss(params.reshape(1, -1).expand(k, -1), data.x[r], data.y[r], mask[r]))
+        x, y, mask = data.padded(torch.arange(r.start, r.stop))
+        out.append(model.loss(params.reshape(1, -1).expand(k, -1), x, y, mask))
     return torch.cat(out)
 
 
@@ -76,12 +76,11 @@ def client_gradients(model: Model, params: torch.Tensor, data: FederatedData,
     Uses the model's closed-form ``grad`` (one batched call for all clients) when it has
     one, autograd on ``model.loss`` otherwise.  ``chunk`` clients at a time bounds memory.
     """
-    mask = client_mask(data)
     out = []
     for r in _client_rows(data, chunk):
         k = r.stop - r.start
         rows = params.detach().reshape(1, -1).expand(k, -1)
-        out.append(engine.gradient(model, rows, data.x[r], data.y[r], mask[r]))
+        out.append(engine.gradient(model, rows, *data.padded(torch.arange(r.start, r.stop))))
     return torch.cat(out)
 
 
@@ -245,22 +244,6 @@ def estimate_constants(model: Model, trajectory: Sequence[torch.Tensor], data: F
     }
 
 
-class _Recording:
-    """A model that delegates everything to ``model`` and remembers the parameters each time
-    the engine evaluates the global training loss (once per recorded round)."""
-
-    def __init__(self, model: Model, x_train: torch.Tensor):
-        self._model, self._x_train, self.params = model, x_train, []
-
-    def __getattr__(self, name):
-        return getattr(self._model, name)
-
-    def evaluate(self, params, x, y, *args, **kwargs):
-        if x is self._x_train:
-            self.params.append(params.detach().clone())
-        return self._model.evaluate(params, x, y, *args, **kwargs)
-
-
 def nonprivate_trajectory(model: Model, data: FederatedData, *, T: int, **run_kwargs):
     """``nbafl.run(model, data, T=T, private=False, eval_every=1, eval_train=True, **run_kwargs)``
     and the global model after every round: returns (history, [w^(0), ..., w^(T)])."""
@@ -269,11 +252,14 @@ def nonprivate_trajectory(model: Model, data: FederatedData, *, T: int, **run_kw
     for k in ("private", "eval_every", "eval_train"):
         if k in run_kwargs:
             raise ValueError(f"{k} is fixed by nonprivate_trajectory")
-    rec = _Recording(model, data.x_train)
-    hist, _ = nbafl.run(rec, data, T=T, private=False, eval_every=1, eval_train=True, **run_kwargs)
-    if len(rec.params) != T + 1:  # pragma: no cover - guards against an engine change
-        raise RuntimeError(f"recorded {len(rec.params)} models for T={T} rounds")
-    return hist, rec.params
+    traj = []
+
+    def observe(ctx):  # the engine's per-round observer: w^(t-1) before round 1, then w^(t)
+        traj.extend(([ctx.global_params.clone()] if ctx.t == 1 else []) + [ctx.params.clone()])
+
+    hist, _ = nbafl.run(model, data, T=T, private=False, eval_every=1, eval_train=True,
+                        observer=observe, **run_kwargs)
+    return hist, traj
 
 
 def estimate_nbafl_constants(model: Model, data: FederatedData, *, T_traj: int, T_star: int,

@@ -18,15 +18,12 @@ IN, HID, OUT = 12, 16, 3
 COUNTS = [10, 12, 7, 15, 9, 11]
 
 
-def toy_data(seed=0):
+def toy_data(seed=0, counts=COUNTS):
     g = torch.Generator().manual_seed(seed)
-    n, n_max = len(COUNTS), max(COUNTS)
-    x = torch.randn(n, n_max, IN, generator=g)
-    y = torch.randint(0, OUT, (n, n_max), generator=g)
-    counts = torch.tensor(COUNTS)
-    rows = torch.cat([x[i, :c] for i, c in enumerate(COUNTS)])
-    labels = torch.cat([y[i, :c] for i, c in enumerate(COUNTS)])
-    return FederatedData(x, y, counts, rows, labels, rows[:20], labels[:20])
+    xs = [torch.randn(c, IN, generator=g) for c in counts]
+    ys = [torch.randint(0, OUT, (c,), generator=g) for c in counts]
+    rows, labels = torch.cat(xs), torch.cat(ys)
+    return FederatedData.from_clients(xs, ys, rows[:20], labels[:20])
 
 
 def fixed_noise(shape, t, ids=None):
@@ -37,11 +34,11 @@ def fixed_noise(shape, t, ids=None):
     return 0.01 * base[None, :] * torch.cos(ids.to(torch.float32) + t)[:, None]
 
 
-def fixed_uplink(ctx, uploads, g):
+def fixed_uplink(ctx, uploads):
     return uploads + fixed_noise(uploads.shape, ctx.t, ctx.clients)
 
 
-def fixed_downlink(ctx, w, g):
+def fixed_downlink(ctx, w):
     return w + fixed_noise(w.shape, ctx.t + 100)
 
 
@@ -61,34 +58,80 @@ def from_net(net):
                       net[2].weight.detach().T.reshape(-1), net[2].bias.detach()])
 
 
+def flat_grad(net):
+    return torch.cat([net[0].weight.grad.T.reshape(-1), net[0].bias.grad,
+                      net[2].weight.grad.T.reshape(-1), net[2].bias.grad])
+
+
+def set_grad(net, flat):
+    p = {k: v[0] for k, v in models.MLP(IN, HID, OUT).unflatten(flat[None]).items()}
+    net[0].weight.grad, net[0].bias.grad = p["w1"].T.clone(), p["b1"].clone()
+    net[2].weight.grad, net[2].bias.grad = p["w2"].T.clone(), p["b2"].clone()
+
+
+def clip(v, bound, norm="l2"):
+    return v / max(1.0, float(v.norm(p=1 if norm == "l1" else 2)) / bound)
+
+
+def reference_step_gradient(net, x, y, scale, cfg):
+    """The step's gradient, one client, written as a tutorial would: the batch loss's
+    gradient (clipped for 'batch_grad'), or one backward per sample, each clipped and the
+    clipped gradients averaged ('sample_grad', DP-SGD's micro-batch loop)."""
+    if cfg.clip_mode == "sample_grad":
+        total = 0
+        for i in range(len(y)):
+            net.zero_grad()
+            F.cross_entropy(net(x[i:i + 1]), y[i:i + 1]).backward()
+            total = total + clip(flat_grad(net), cfg.clip, cfg.clip_norm)
+        return total * scale
+    net.zero_grad()
+    (F.cross_entropy(net(x), y, reduction="sum") * scale).backward()
+    g = flat_grad(net)
+    return clip(g, cfg.clip, cfg.clip_norm) if cfg.clip_mode == "batch_grad" else g
+
+
 def reference_run(model, data, cfg, w, noise):
     """Plain FL: a Python loop over clients, one nn.Module and one optimizer each."""
+    step = 0
     for t in range(1, cfg.num_rounds + 1):
         selected = engine.select_clients(cfg, data.num_clients, t)
         schedule = list(engine.batch_schedule(data.counts[selected], cfg, engine.generator(cfg.seed, "batch", t)))
         uploads = []
         for k, cid in enumerate(selected.tolist()):
+            x_i, y_i, _ = data.padded(torch.tensor([cid]))
             net = to_net(model, w)
             anchor = [p.detach().clone() for p in net.parameters()]
-            opt = torch.optim.SGD(net.parameters(), lr=cfg.lr)
-            for idx, mask in schedule:
-                rows = idx[k][mask[k]]
+            opt = torch.optim.SGD(net.parameters(), lr=1.0)
+            for s, (idx, wts) in enumerate(schedule):
+                rows = idx[k][wts[k] > 0]
                 if len(rows) == 0:
                     continue
-                opt.zero_grad()
-                loss = F.cross_entropy(net(data.x[cid, rows]), data.y[cid, rows])
-                loss = loss + sum(cfg.mu / 2 * ((p - a) ** 2).sum() for p, a in zip(net.parameters(), anchor))
-                loss.backward()
+                scale = float(wts[k][wts[k] > 0][0])  # 1/batch size, or 1/(q d_i) for Poisson
+                g = reference_step_gradient(net, x_i[0, rows], y_i[0, rows], scale, cfg)
+                if cfg.upload == "gradient":
+                    break
+                g = g + cfg.mu * torch.cat([(p - a).detach().T.reshape(-1) if p.ndim == 2 else (p - a).detach()
+                                            for p, a in zip(net.parameters(), anchor)])
+                set_grad(net, g)
+                for group in opt.param_groups:
+                    group["lr"] = cfg.learning_rate(step + s)
                 opt.step()
-            wi = from_net(net)
+            wi = g if cfg.upload == "gradient" else from_net(net)
+            if cfg.upload == "update":
+                wi = wi - w
             if cfg.clip_mode == "params":
-                wi = wi / max(1.0, float(wi.norm()) / cfg.clip)
+                wi = clip(wi, cfg.clip)
+            if cfg.clip_mode == "update":
+                wi = clip(wi, cfg.clip) if cfg.upload == "update" else w + clip(wi - w, cfg.clip)
             uploads.append(wi)
+        step += len(schedule)
         uploads = torch.stack(uploads)
         if noise:
             uploads = uploads + fixed_noise(uploads.shape, t, selected)
         p = data.counts[selected].float()
-        w = (p[:, None] * uploads).sum(0) / p.sum()
+        agg = (p[:, None] * uploads).sum(0) / p.sum()
+        eta = cfg.server_learning_rate(t)
+        w = {"params": w + eta * (agg - w), "update": w + eta * agg, "gradient": w - eta * agg}[cfg.upload]
         if noise:
             w = w + fixed_noise(w.shape, t + 100)
     return w
@@ -99,6 +142,20 @@ CASES = {
     "K-of-N, steps, full batch, prox, clipping": dict(local_steps=3, clients_per_round=3, mu=0.5,
                                                        clip=1.5, clip_mode="params"),
     "K-of-N, steps, mini-batch": dict(local_steps=4, batch_size=5, clients_per_round=4),
+    "updates, server lr, update clipping": dict(local_steps=2, batch_size=3, upload="update",
+                                                server_lr=0.7, clip=0.05, clip_mode="update"),
+    "gradients, decaying server lr (Zhou)": dict(local_steps=1, sampling="fraction", sample_rate=0.3,
+                                                 upload="gradient", server_lr=lambda t: 0.5 / t,
+                                                 clients_per_round=4),
+    "per-sample l1 clipping, fraction q": dict(local_steps=2, sampling="fraction", sample_rate=0.5,
+                                               clip=0.3, clip_mode="sample_grad", clip_norm="l1"),
+    "per-sample l2 clipping, Poisson": dict(local_steps=3, sampling="poisson", sample_rate=0.4,
+                                            clip=0.5, clip_mode="sample_grad"),
+    "batch clipping, fixed b, decaying lr (Li)": dict(local_steps=3, batch_size=2, clip=0.2,
+                                                      clip_mode="batch_grad", clients_per_round=3,
+                                                      lr=lambda s: 0.2 / (1 + 0.01 * s)),
+    "epochs, unequal clients, K-of-N, decaying lr": dict(local_epochs=1, batch_size=4, clients_per_round=3,
+                                                         lr=lambda s: 0.3 / (1 + 0.1 * s)),
 }
 
 
@@ -107,7 +164,7 @@ CASES = {
 def test_batched_engine_matches_per_client_reference(case, noise):
     data = toy_data()
     model = models.MLP(IN, HID, OUT)
-    cfg = engine.FLConfig(num_rounds=3, lr=0.1, seed=3, noise=noise, **CASES[case])
+    cfg = engine.FLConfig(**{"num_rounds": 3, "lr": 0.1, "seed": 3, "noise": noise, **CASES[case]})
     w0 = model.init(torch.Generator().manual_seed(1))
     hist = engine.run(model, data, cfg, init_params=w0, uplink=fixed_uplink, downlink=fixed_downlink)
     ref = reference_run(model, data, cfg, w0, noise)
@@ -182,7 +239,7 @@ def test_dropout_removes_uploads():
 def test_grad_clipping_bounds_every_step():
     data, model = toy_data(), models.MLP(IN, HID, OUT)
     w0 = model.init(torch.Generator().manual_seed(0))
-    cfg = engine.FLConfig(num_rounds=1, local_steps=1, lr=1.0, clip=1e-3, clip_mode="grad")
+    cfg = engine.FLConfig(num_rounds=1, local_steps=1, lr=1.0, clip=1e-3, clip_mode="batch_grad")
     out = engine.local_train(model, w0, data, torch.arange(6), cfg)
     assert torch.allclose((out - w0).norm(dim=1), torch.full((6,), 1e-3), rtol=1e-4)
 
@@ -257,3 +314,212 @@ def test_evaluate_matches_training_loss(name, kw):
     loss, acc = model.evaluate(w, x, y, chunk=16)
     assert loss == pytest.approx(float(model.loss(w[None], x[None], y[None])[0]), rel=1e-5)
     assert acc == pytest.approx(float((model.forward(w[None], x[None])[0].argmax(-1) == y).float().mean()))
+
+
+# -- per-sample clipping ----------------------------------------------------------------------
+@pytest.mark.parametrize("norm", ["l1", "l2"])
+def test_sample_and_batch_clipping_agree_at_batch_size_1_and_differ_otherwise(norm):
+    data, model = toy_data(), models.MLP(IN, HID, OUT)
+    w0 = model.init(torch.Generator().manual_seed(0))
+    out = {}
+    for b in (1, 5):
+        for mode in ("sample_grad", "batch_grad"):
+            cfg = engine.FLConfig(num_rounds=1, local_steps=3, batch_size=b, lr=0.5, clip=0.05,
+                                  clip_mode=mode, clip_norm=norm)
+            out[b, mode] = engine.local_train(model, w0, data, torch.arange(6), cfg)
+    assert torch.allclose(out[1, "sample_grad"], out[1, "batch_grad"], atol=1e-6)
+    assert float((out[5, "sample_grad"] - out[5, "batch_grad"]).abs().max()) > 1e-3
+
+
+@pytest.mark.parametrize("name,kw", [("mlp", dict(in_features=IN, hidden=HID, num_classes=OUT)),
+                                     ("logreg", dict(in_features=IN, num_classes=OUT)),
+                                     ("logreg", dict(in_features=IN, num_classes=OUT, bias=True)),
+                                     ("binary_logreg", dict(in_features=IN, l2=0.1))])
+@pytest.mark.parametrize("norm", ["l1", "l2"])
+def test_closed_form_per_sample_clipping_matches_per_sample_autograd(name, kw, norm):
+    """The ghost-norm closed forms against one autograd backward per sample."""
+    model = models.make_model(name, **kw)
+    g = torch.Generator().manual_seed(0)
+    params = torch.randn(3, model.dim, generator=g) * 0.5
+    x, y = torch.randn(3, 6, IN, generator=g), torch.randint(0, model.num_classes, (3, 6), generator=g)
+    w = torch.rand(3, 6, generator=g)
+    bound = 0.2
+    got = engine.gradient(model, params, x, y, weights=w, clip=bound, clip_norm=norm)
+    ref = torch.zeros_like(params)
+    for c in range(3):
+        for b in range(6):
+            p = params[c:c + 1].clone().requires_grad_(True)
+            (gb,) = torch.autograd.grad(model.per_sample_loss(p, x[c:c + 1, b:b + 1], y[c:c + 1, b:b + 1]).sum(), p)
+            ref[c] += w[c, b] * clip(gb[0], bound, norm)
+        if name == "binary_logreg":
+            ref[c] += kw["l2"] * params[c]  # d/dw of lambda/2 ||w||^2, not clipped
+    assert torch.allclose(got, ref, atol=1e-6), float((got - ref).abs().max())
+    # clipping was active: the unclipped weighted gradient differs
+    assert float((engine.gradient(model, params, x, y, weights=w) - got).abs().max()) > 1e-3
+
+
+def test_per_sample_clipping_through_torch_func_for_models_without_closed_form():
+    model = models.CNN(channels=(2, 3), hidden=4)
+    g = torch.Generator().manual_seed(0)
+    params = torch.stack([model.init(g) for _ in range(2)])
+    x, y = torch.randn(2, 3, 784, generator=g), torch.randint(0, 10, (2, 3), generator=g)
+    got = engine.gradient(model, params, x, y, clip=0.1)
+    for c in range(2):
+        ref = 0
+        for b in range(3):
+            p = params[c:c + 1].clone().requires_grad_(True)
+            (gb,) = torch.autograd.grad(model.per_sample_loss(p, x[c:c + 1, b:b + 1], y[c:c + 1, b:b + 1]).sum(), p)
+            ref = ref + clip(gb[0], 0.1) / 3
+        assert torch.allclose(got[c], ref, atol=1e-6)
+    assert torch.all(got.norm(dim=1) <= 0.1 + 1e-6)
+
+
+# -- sampling of local data ---------------------------------------------------------------------
+def test_sampling_schemes_draw_the_sizes_the_papers_define():
+    counts = torch.tensor([100, 40, 7])
+    g = lambda: engine.generator(0, "batch", 1)
+    frac = engine.FLConfig(num_rounds=1, local_steps=2, sampling="fraction", sample_rate=0.1)
+    for idx, w in engine.batch_schedule(counts, frac, g()):
+        assert (w > 0).sum(dim=1).tolist() == [10, 4, 1]  # round(q d_i), at least 1
+        for k, c in enumerate(counts.tolist()):
+            rows = idx[k][w[k] > 0]
+            assert len(set(rows.tolist())) == len(rows) and int(rows.max()) < c  # without replacement
+    fixed = engine.FLConfig(num_rounds=1, local_steps=1, batch_size=5)
+    (idx, w), = engine.batch_schedule(counts, fixed, g())
+    assert (w > 0).sum(dim=1).tolist() == [5, 5, 5] and torch.allclose(w[w > 0], torch.tensor(0.2))
+    pois = engine.FLConfig(num_rounds=1, local_steps=400, sampling="poisson", sample_rate=0.2)
+    sizes = torch.stack([(w > 0).sum(dim=1) for _, w in engine.batch_schedule(counts, pois, g())]).float()
+    assert torch.allclose(sizes.mean(0), 0.2 * counts.float(), rtol=0.06)  # Binomial(d_i, q) sizes
+    assert sizes[:, 0].std() > 2  # the size varies
+    _, w = next(engine.batch_schedule(counts, pois, g()))
+    assert torch.allclose(w[0][w[0] > 0], torch.tensor(1 / 20.0))  # 1/(q d_i), not 1/batch size
+
+
+def test_step_counter_is_global_with_epochs_unequal_clients_and_K_of_N():
+    """Bug fix: the counter handed to a callable lr went backwards between rounds."""
+    data, model = toy_data(counts=[3, 40, 5, 38, 4, 6]), models.MLP(IN, HID, OUT)
+    cfg = engine.FLConfig(num_rounds=6, local_epochs=1, batch_size=4, clients_per_round=2, seed=1,
+                          lr=lambda s: 0.1 / (1 + s))
+    seen = []
+    engine.run(model, data, cfg, observer=lambda ctx: seen.append((ctx.step, len(ctx.lrs))))
+    starts = [s for s, _ in seen]
+    assert starts == [sum(n for _, n in seen[:i]) for i in range(len(seen))]
+    assert len({n for _, n in seen}) > 1  # rounds had different numbers of steps
+
+
+# -- uploads, server step, hooks and observer ----------------------------------------------------
+def test_switching_noise_off_keeps_the_server_step():
+    data, model = toy_data(), models.MLP(IN, HID, OUT)
+    cfg = engine.FLConfig(num_rounds=2, local_steps=1, upload="gradient", server_lr=0.3, noise=False)
+    plain = engine.FLConfig(num_rounds=2, local_steps=1, upload="gradient", server_lr=1.0, noise=False)
+    a = engine.run(model, data, cfg, uplink=engine.gaussian_uplink(1.0)).params
+    b = engine.run(model, data, plain).params
+    w0 = model.init(engine.generator(0, "init"))
+    assert float((a - w0).abs().max()) > 1e-4 and float((a - b).abs().max()) > 1e-4
+
+
+def test_observer_sees_uploads_before_and_after_noise():
+    data, model = toy_data(), models.MLP(IN, HID, OUT)
+    cfg = engine.FLConfig(num_rounds=2, local_steps=1, upload="update", clients_per_round=4, dropout=0.3, seed=4)
+    rounds = []
+    engine.run(model, data, cfg, uplink=engine.gaussian_uplink(0.5), observer=rounds.append)
+    for ctx in rounds:
+        assert ctx.uploads.shape == ctx.clean.shape == (len(ctx.clients), model.dim)
+        assert set(ctx.clients.tolist()) <= set(ctx.selected.tolist())
+        assert abs(float((ctx.uploads - ctx.clean).std()) - 0.5) < 0.02
+        assert torch.allclose(ctx.params, ctx.global_params + ctx.aggregate)
+
+
+def test_per_client_noise_is_not_shifted_by_dropouts():
+    data, model = toy_data(), models.MLP(IN, HID, OUT)
+    noise = {}
+    for p in (0.0, 0.5):
+        cfg = engine.FLConfig(num_rounds=1, local_steps=1, dropout=p, seed=2)
+        engine.run(model, data, cfg, uplink=engine.gaussian_uplink(1.0),
+                   observer=lambda ctx: noise.__setitem__(p, dict(zip(ctx.clients.tolist(), ctx.uploads - ctx.clean))))
+    assert 0 < len(noise[0.5]) < 6
+    for c, n in noise[0.5].items():
+        assert torch.equal(n, noise[0.0][c])
+
+
+def test_laplace_uplink_scale_per_client():
+    data, model = toy_data(), models.MLP(IN, HID, OUT)
+    cfg = engine.FLConfig(num_rounds=1, local_steps=1)
+    scale = lambda ctx: 0.1 * (1 + ctx.clients.to(torch.float32))
+    got = []
+    engine.run(model, data, cfg, uplink=engine.laplace_uplink(scale), observer=got.append)
+    n = got[0].uploads - got[0].clean
+    z = n / (0.1 * torch.arange(1, 7.0))[:, None]  # Lap(1) if each client got its own scale
+    assert abs(float(z.abs().mean()) - 1) < 0.08 and abs(float(z.var()) - 2) < 0.3  # E|x| = b, var 2b^2
+    assert float(n[5].abs().mean() / n[0].abs().mean()) > 4
+
+
+def test_median_clip_bound_is_the_rounds_median_update_norm():
+    data, model = toy_data(), models.MLP(IN, HID, OUT)
+    cfg = engine.FLConfig(num_rounds=2, local_steps=2, upload="update", clip="median", clip_mode="update")
+    rounds = []
+    engine.run(model, data, cfg, observer=rounds.append)
+    for ctx in rounds:
+        assert ctx.clip == pytest.approx(float(ctx.raw_norms.median()))
+        assert float(ctx.clean.norm(dim=1).max()) <= ctx.clip * (1 + 1e-5)
+        assert int((ctx.raw_norms > ctx.clip).sum()) >= 2  # the larger half was clipped
+
+
+def test_unbiased_aggregation_of_parameters_warns_when_sizes_differ():
+    data, model = toy_data(), models.MLP(IN, HID, OUT)
+    cfg = engine.FLConfig(num_rounds=1, local_steps=1, clients_per_round=2, aggregation="unbiased")
+    with pytest.warns(UserWarning, match="random factor"):
+        engine.run(model, data, cfg)
+    rounds = []
+    engine.run(model, data, engine.with_config(cfg, upload="update"), observer=rounds.append)  # no warning
+    ctx = rounds[0]
+    p = data.weights[ctx.clients]
+    assert torch.allclose(ctx.aggregate, (6 / 2) * (p[:, None] * ctx.uploads).sum(0))
+
+
+def test_grouping_unequal_clients_gives_the_same_model():
+    data = toy_data(counts=[2, 30, 3, 25, 4, 28])
+    model = models.MLP(IN, HID, OUT)
+    for kw in (dict(local_epochs=2, batch_size=4), dict(local_steps=2)):
+        cfg = engine.FLConfig(num_rounds=1, lr=0.1, mu=0.1, **kw)
+        w0 = model.init(torch.Generator().manual_seed(0))
+        a = engine.local_train(model, w0, data, torch.arange(6), engine.with_config(cfg, client_chunk=2))
+        b = engine.local_train(model, w0, data, torch.arange(6), engine.with_config(cfg, client_chunk=6))
+        assert torch.allclose(a, b, atol=1e-6)
+
+
+def test_history_records_who_uploaded_with_which_mechanism():
+    data, model = toy_data(), models.MLP(IN, HID, OUT)
+    cfg = engine.FLConfig(num_rounds=3, local_steps=1, clients_per_round=3, seed=1)
+    hist = engine.run(model, data, cfg, uplink=engine.gaussian_uplink(0.5, sensitivity=0.25))
+    assert [r.round for r in hist.privacy] == [1, 2, 3]
+    for r, sel in zip(hist.privacy, hist.clients[1:]):
+        assert list(r.clients) == sel and len(r.uplink) == 3
+        assert all(e.noise_multiplier == pytest.approx(2.0) for e in r.uplink)
+    off = engine.run(model, data, engine.with_config(cfg, noise=False), uplink=engine.gaussian_uplink(0.5, 0.25))
+    assert all(e is None for r in off.privacy for e in r.uplink)
+
+
+@pytest.mark.parametrize("kw,name", [
+    (dict(num_rounds=1, local_steps=2, upload="gradient"), "local_steps=1"),
+    (dict(num_rounds=1, local_steps=1, sampling="poisson"), "sample_rate"),
+    (dict(num_rounds=1, local_steps=1, sampling="poisson", sample_rate=1.5), "sample_rate"),
+    (dict(num_rounds=1, local_epochs=1, sampling="fraction", sample_rate=0.1), "local_steps"),
+    (dict(num_rounds=1, local_steps=1, upload="weights"), "upload"),
+    (dict(num_rounds=1, local_steps=1, server_lr=0.0), "server_lr"),
+    (dict(num_rounds=1, local_steps=1, clip="median", clip_mode="sample_grad"), "median"),
+    (dict(num_rounds=1, local_steps=1, clip=1.0, clip_mode="params", upload="update"), "clip_mode"),
+])
+def test_bad_new_config_is_rejected_with_parameter_name(kw, name):
+    with pytest.raises(ValueError, match=name):
+        engine.FLConfig(**kw)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device on this machine")
+def test_cuda_run_matches_cpu():
+    data, model = toy_data(), models.MLP(IN, HID, OUT)
+    cfg = engine.FLConfig(num_rounds=2, local_epochs=1, batch_size=4, clients_per_round=3)
+    cpu = engine.run(model, data, cfg)
+    gpu = engine.run(model, data, engine.with_config(cfg, device="cuda"))
+    assert gpu.params.device.type == "cuda"
+    assert torch.allclose(cpu.params, gpu.params.cpu(), atol=1e-4)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Optional
 
-from ... import engine, validate
+from ... import accounting, engine, validate
 from . import theory as th
 from ...data import FederatedData
 from ...models import Model
@@ -38,47 +38,70 @@ class Calibration:
     sigma_U: float
     sigma_D: float
     rule: str
+    eps_run: float = float("nan")
+    eps_run_sampled: Optional[float] = None
 
     def as_dict(self) -> dict:
         return asdict(self)
 
+    @property
+    def sensitivity_U(self) -> float:
+        """Ds_U = 2C/m of one upload (eq. (5)-(6))."""
+        return th.uplink_sensitivity(C=self.C, m=self.m)
+
 
 def calibrate(*, eps: float, delta: float, C: float, L: int, N: int, T: int, m: int,
               K: Optional[int] = None) -> Calibration:
-    """sigma_U (Sec. III-A) and sigma_D (Theorem 1, or Lemma 4 when ``K < N``).
+    """sigma_U (Sec. III-A) and sigma_D (Theorem 1, or Lemma 4 when ``K < N``), and beside
+    the paper's per-exposure ``eps`` what the run really spends: ``eps_run``, each client's
+    (eps, delta) over T uploads from the accountant (a client selected in every round; the
+    realised figure of a run is ``accounting.spent(history, delta=delta)``), and under
+    K-random scheduling ``eps_run_sampled``, the same with each client included with
+    probability K/N per round and the selection kept secret (amplification by sampling;
+    by RDP, as PLD of a subsampled Gaussian with multiplier ~0.05 takes about a minute).
 
     Under K-random scheduling, where Lemma 4's b is undefined (its condition (69),
     eps < -T ln(1 - K/N), fails), T lies below eps/gamma and eq. (21) gives sigma_D = 0;
     ``rule`` records which case applied.
     """
     validate.integer("L", L, 1, T)
-    c = th.gaussian_c(delta)
-    sigma_u = float(th.sigma_uplink(C, m, eps, L=L, c=c))
+    c = th.gaussian_c(delta=delta)
+    sigma_u = float(th.sigma_uplink(C=C, m=m, eps=eps, L=L, c=c))
     if K is None or K == N:
-        sigma_d, rule = float(th.sigma_downlink(C, m, N, T, L, eps, c)), "Theorem 1, eq. (10)"
+        sigma_d, rule = float(th.sigma_downlink(C=C, m=m, N=N, T=T, L=L, eps=eps, c=c)), "Theorem 1, eq. (10)"
     else:
         validate.integer("K", K, 1, N)
-        cond = th.krandom_conditions(eps, T, N, K, L)
-        sigma_d = float(th.sigma_downlink_krandom(C, m, N, K, T, L, eps, c, on_undefined_b="zero"))
+        cond = th.krandom_conditions(eps=eps, T=T, N=N, K=K, L=L)
+        sigma_d = float(th.sigma_downlink_krandom(C=C, m=m, N=N, K=K, T=T, L=L, eps=eps, c=c,
+                                                  on_undefined_b="zero"))
         rule = "Lemma 4, eq. (21)" + ("" if cond["eq69"] else ": b undefined (eq. (69) fails), sigma_D = 0")
-    return Calibration(eps, delta, C, L, N, K, T, m, c, sigma_u, sigma_d, rule)
+    # What the run really spends (fldp.accounting, PLD): every upload is a Gaussian release of
+    # sensitivity Ds_U = 2C/m, and a client uploads in every round it is selected.  The
+    # broadcasts are post-processing of the uploads (their server noise is independent of
+    # the data), so they add nothing for an adversary who sees the uploads.
+    one = accounting.gaussian(noise_multiplier=sigma_u / th.uplink_sensitivity(C=C, m=m))
+    eps_run = accounting.epsilon(accounting.self_composed(one, count=T), delta=delta)
+    eps_sampled = None if K is None or K == N else accounting.planned_epsilon(
+        event=one, rounds=T, client_sampling_prob=K / N, delta=delta, accountant="rdp")
+    return Calibration(eps, delta, C, L, N, K, T, m, c, sigma_u, sigma_d, rule, eps_run, eps_sampled)
 
 
 def run(model: Model, data: FederatedData, *, T: int, eps: float = 60.0, delta: float = 0.01,
         C: float = 20.0, L: int = 1, K: Optional[int] = None, mu: float = 0.01, lr: float = 0.05,
         local_epochs: int = 1, batch_size: Optional[int] = 50, private: bool = True, seed: int = 0,
-        eval_every: int = 1, eval_train: bool = True, progress: bool = False):
+        eval_every: int = 1, eval_train: bool = True, progress: bool = False,
+        observer: Optional[engine.Observer] = None, device: str = "cpu"):
     """Run NbAFL for T rounds; returns ``(history, calibration)`` (calibration is None when
-    ``private=False``)."""
+    ``private=False``).  ``observer`` sees every round (:func:`fldp.engine.round_step`)."""
     cfg = engine.FLConfig(num_rounds=T, local_epochs=local_epochs, batch_size=batch_size, lr=lr,
                           mu=mu, clip=C if private else None, clip_mode="params" if private else None,
                           clients_per_round=K, noise=private, seed=seed, eval_every=eval_every,
-                          eval_train=eval_train)
+                          eval_train=eval_train, device=device)
     cal = None
     if private:
         cal = calibrate(eps=eps, delta=delta, C=C, L=L, N=data.num_clients, T=T, m=data.m, K=K)
     hist = engine.run(model, data, cfg,
-                      uplink=engine.gaussian_uplink(cal.sigma_U) if cal else None,
+                      uplink=engine.gaussian_uplink(cal.sigma_U, sensitivity=cal.sensitivity_U) if cal else None,
                       downlink=engine.gaussian_downlink(cal.sigma_D) if cal else None,
-                      progress=progress, desc=f"NbAFL eps={eps if private else 'inf'}")
+                      observer=observer, progress=progress, desc=f"NbAFL eps={eps if private else 'inf'}")
     return hist, cal

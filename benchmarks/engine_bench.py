@@ -1,15 +1,12 @@
-"""Speed of the batched engine in the papers' own regimes, against a naive per-client loop
-and against the machine's roofline.
+"""Speed of the batched engine in the papers' own regimes, against a naive per-client loop,
+against opacus (per-sample clipping) and against the machine's roofline.
 
-    python benchmarks/engine_bench.py [--repeats R] [--regime 1|2|3|all] [--threads T] [--no-studies]
+    python benchmarks/engine_bench.py [--repeats R] [--regime 1|2|3|4|all] [--threads T] [--no-studies]
 
-What is timed: one federated round = client selection + local training + clipping + uplink
-noise + aggregation (+ downlink noise for NbAFL), composed from the engine's building
-blocks exactly as :func:`fldp.engine.run` composes them (``select_clients``,
-``local_train``, ``clip_rows``, ``mechanisms.gaussian_noise`` through the standard hooks,
-``aggregate``).  Evaluation is excluded (``engine.run`` always evaluates round 0 and the
-last round, which would dominate one-round timings); the script checks that the composed
-round gives the same model as ``engine.run`` for one round, so nothing is left out.
+What is timed on the engine side: :func:`fldp.engine.round_step` itself (client selection,
+local training, clipping, uplink noise from the standard hooks ``engine.gaussian_uplink`` /
+``engine.gaussian_downlink``, aggregation, server step).  Evaluation is not part of a
+round (``engine.run`` evaluates between rounds), so it is not timed.
 
 The naive baseline is the per-client loop a tutorial writes: one ``torch.nn`` module and one
 ``torch.optim.SGD`` optimizer per client (built once, outside the timing), global weights
@@ -17,12 +14,16 @@ copied in, a Python loop over the client's mini-batches (``zero_grad``, forward,
 ``backward``, ``clip_grad_norm_`` for per-step clipping, ``step``), the trained weights
 flattened, clipped and noised, then averaged.  It uses the same data tensors, the same batch
 indices (``engine.batch_schedule`` with the engine's generator, drawn inside the timed
-region, as the engine does) and the same noise draws, and it is checked to produce the same
-global model (max abs difference < 1e-4) before anything is timed.
+region, as the engine does) and the same noise draws (one generator per uploading client,
+``engine.generator(seed, "uplink", t, client)``, as the engine's uplink hook), and it is
+checked to produce the same global model (max abs difference < 1e-4) before anything is
+timed.  Regime 4 (per-sample clipping) has two baselines: a micro-batch loop (one backward
+per sample, ``clip_grad_norm_``, average, step) and opacus (``GradSampleModule`` and
+``DPOptimizer`` with noise multiplier 0 per client; the privacy noise is the uplink's).
 
-Timings are the minimum over ``--repeats`` samples (engine and naive interleaved), each
+Timings are the minimum over ``--repeats`` samples (the contenders interleaved), each
 sample averaging enough rounds to last ~0.1 s; the machine is shared, so the load average
-is printed with the results.
+and the Linux CPU pressure are printed with the results.
 """
 from __future__ import annotations
 
@@ -30,6 +31,9 @@ import argparse
 import math
 import os
 import platform
+import subprocess
+import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
@@ -38,7 +42,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from fldp import data as fdata, engine, mechanisms, models
+from fldp import data as fdata, engine, models
 from fldp.papers.li2021 import theory as li_theory
 from fldp.papers.wei2020 import algorithm as nbafl
 from fldp.papers.zhou import theory as zhou_theory
@@ -120,6 +124,10 @@ class Regime:
     tight_clip: float = 0.0                           # a bound that binds, for the equivalence check
     nets: dict = field(default_factory=dict)
 
+    def hooks(self):
+        up = engine.gaussian_uplink(self.sigma_u)
+        return up, (engine.gaussian_downlink(self.sigma_d) if self.sigma_d else None)
+
 
 def regime_li(seed: int = 0) -> Regime:
     """Li, Chang, Chi 2020: Adult logistic regression, N=100, K=50, b=1, Q=10, G=2 per-step
@@ -128,7 +136,7 @@ def regime_li(seed: int = 0) -> Regime:
     f = d.x_train.shape[1]
     model = models.BinaryLogReg(in_features=f)
     K, b, Q, G, lr = 50, 1, 10, 2.0, 0.1
-    cfg = engine.FLConfig(num_rounds=1, local_steps=Q, batch_size=b, lr=lr, clip=G, clip_mode="grad",
+    cfg = engine.FLConfig(num_rounds=1, local_steps=Q, batch_size=b, lr=lr, clip=G, clip_mode="batch_grad",
                           clients_per_round=K, aggregation="unbiased", seed=seed)
     n_k = int(d.counts.min())
     q = li_theory.sampling_ratio(b=b, n_k=n_k, Q=Q)
@@ -158,7 +166,7 @@ def regime_zhou(seed: int = 0) -> Regime:
     model = models.MultinomialLogReg()
     n_k = int(d.counts.min())
     b = len(d.y_train) // 100  # 600
-    cfg = engine.FLConfig(num_rounds=1, local_steps=1, batch_size=b, lr=0.1, clip=10.0, clip_mode="grad",
+    cfg = engine.FLConfig(num_rounds=1, local_steps=1, batch_size=b, lr=0.1, clip=10.0, clip_mode="batch_grad",
                           aggregation="unbiased", seed=seed)
     sigma = zhou_theory.gaussian_sigma(eps=1.0, delta=1e-5, b=10, T=100, N=10, d_i=n_k, xi2=10.0, c2=1.0)
 
@@ -206,65 +214,104 @@ def regime_wei(seed: int = 0, client_chunk: Optional[int] = None) -> Regime:
         target=">= naive and >= 40% of roofline", tight_clip=5.0)
 
 
+def regime_persample(seed: int = 0) -> Regime:
+    """Zhou's setting with DP-SGD's per-sample clipping: MNIST, N=10 clients of 6,000 rows,
+    one step per round on a 1 % batch (``sampling="fraction"``, q = 0.01: 60 rows), the
+    7,840-parameter multinomial logistic regression, every sample's gradient clipped to l2
+    norm 10 before averaging (``clip_mode="sample_grad"``), Gaussian uplink noise, unbiased
+    aggregation.  MNIST rows have l2 norm ~ 9-40 (normalised pixels), so per-sample gradient
+    norms ||x_b|| ||r_b|| are ~ 10-40 near w = 0 and the bound 10 clips most samples."""
+    d = fdata.federated_dataset("mnist", 10, "iid", seed=seed)
+    model = models.MultinomialLogReg()
+    n_k = int(d.counts.min())
+    cfg = engine.FLConfig(num_rounds=1, local_steps=1, sampling="fraction", sample_rate=0.01, lr=0.1,
+                          clip=10.0, clip_mode="sample_grad", aggregation="unbiased", seed=seed)
+    sigma = zhou_theory.gaussian_sigma(eps=1.0, delta=1e-5, b=10, T=100, N=10, d_i=n_k, xi2=10.0, c2=1.0)
+    rg = regime_zhou(seed)
+    return Regime(
+        "4", "per-sample", model, d, cfg, sigma, 0.0,
+        make_net=rg.make_net, net_layout=rg.net_layout, net_flat=rg.net_flat, loss_fn=F.cross_entropy,
+        samples_per_round=d.num_clients * round(0.01 * n_k),
+        flops_per_sample=4 * 7840 + 2 * 7840,
+        flop_formula="4*7840 per sample (fwd + weight grad) + 2*7840 (per-sample norm / clip); N*60 samples",
+        target=">= 20x naive micro-batch loop and >= opacus", tight_clip=2.0)
+
+
 # -- one round, engine ----------------------------------------------------------------------------
 def engine_round(rg: Regime, w: torch.Tensor, t: int, cfg: Optional[engine.FLConfig] = None) -> torch.Tensor:
-    """One round of engine.run without evaluation (and without dropout, 0 here)."""
-    cfg = cfg or rg.cfg
-    model, data = rg.model, rg.data
-    selected = engine.select_clients(cfg, data.num_clients, t)
-    uploads = engine.local_train(model, w, data, selected, cfg, t)
-    if cfg.clip_mode == "params":
-        uploads = engine.clip_rows(uploads, cfg.clip, cfg.clip_norm)
-    elif cfg.clip_mode == "update":
-        uploads = w + engine.clip_rows(uploads - w, cfg.clip, cfg.clip_norm)
-    uploads = uploads + mechanisms.gaussian_noise(uploads.shape, rg.sigma_u, engine.generator(cfg.seed, "uplink", t))
-    new = engine.aggregate(uploads, selected, data, cfg.aggregation, len(selected))
-    if rg.sigma_d:
-        new = new + mechanisms.gaussian_noise(new.shape, rg.sigma_d, engine.generator(cfg.seed, "downlink", t))
-    return new
-
-
-def engine_run_round(rg: Regime, w: torch.Tensor) -> torch.Tensor:
-    """The same round through engine.run itself (with its evaluation), for the check."""
-    cfg = engine.with_config(rg.cfg, num_rounds=1, eval_train=False)
-    hist = engine.run(rg.model, rg.data, cfg, init_params=w,
-                      uplink=engine.gaussian_uplink(rg.sigma_u),
-                      downlink=engine.gaussian_downlink(rg.sigma_d) if rg.sigma_d else None)
-    return hist.params
+    """Round t of the engine: ``engine.round_step`` from a state at round t-1 holding w."""
+    up, down = rg.hooks()
+    state, _ = engine.round_step(rg.model, rg.data, cfg or rg.cfg, engine.State(t - 1, w),
+                                 uplink=up, downlink=down)
+    return state.params
 
 
 # -- one round, naive per-client loop --------------------------------------------------------------
-def naive_round(rg: Regime, w: torch.Tensor, t: int) -> torch.Tensor:
-    """A tutorial's FL round: a Python loop over clients, one nn.Module + SGD optimizer each."""
+def _net(rg: Regime, cid: int, backend: str, lr: float):
+    key = (backend, cid)
+    if key not in rg.nets:
+        net = rg.make_net()
+        if backend == "opacus":
+            from opacus import GradSampleModule
+            from opacus.optimizers import DPOptimizer
+
+            net = GradSampleModule(net, loss_reduction="mean")
+            opt = DPOptimizer(torch.optim.SGD(net.parameters(), lr=lr), noise_multiplier=0.0,
+                              max_grad_norm=rg.cfg.clip, expected_batch_size=1, loss_reduction="mean")
+        else:
+            opt = torch.optim.SGD(net.parameters(), lr=lr)
+        rg.nets[key] = (net, opt)
+    return rg.nets[key]
+
+
+def naive_round(rg: Regime, w: torch.Tensor, t: int, backend: str = "loop") -> torch.Tensor:
+    """A tutorial's FL round: a Python loop over clients, one nn.Module + SGD optimizer each.
+
+    ``backend``: "loop" (per-step clipping of the mini-batch gradient, if any, by
+    ``clip_grad_norm_``; for clip_mode "sample_grad" one backward per sample, each clipped by
+    ``clip_grad_norm_``, then averaged) or "opacus" (per-sample gradients by
+    ``GradSampleModule``, clipped and averaged by ``DPOptimizer`` without noise)."""
     cfg, data = rg.cfg, rg.data
     selected = engine.select_clients(cfg, data.num_clients, t)
     counts = data.counts[selected]
     schedule = list(engine.batch_schedule(counts, cfg, engine.generator(cfg.seed, "batch", t)))
     steps = len(schedule)
     idx = torch.stack([i for i, _ in schedule], dim=1)    # [K, S, B]
-    mask = torch.stack([m for _, m in schedule], dim=1)
-    full = bool(mask.all())
-    lrs = [cfg.learning_rate((t - 1) * steps + s) for s in range(steps)]
+    valid = torch.stack([m != 0 for _, m in schedule], dim=1)
+    full = bool(valid.all())
+    lrs = [cfg.learning_rate(s) for s in range(steps)]
+    per_sample = cfg.clip_mode == "sample_grad"
     with torch.no_grad():
         global_tensors = [g.contiguous() for g in rg.net_layout(w)]
     uploads = []
     for k, cid in enumerate(selected.tolist()):
-        if cid not in rg.nets:
-            net = rg.make_net()
-            rg.nets[cid] = (net, torch.optim.SGD(net.parameters(), lr=lrs[0]))
-        net, opt = rg.nets[cid]
-        params = list(net.parameters())
+        net, opt = _net(rg, cid, backend, lrs[0])
+        params = [p for p in net.parameters()]
         with torch.no_grad():
             for p, g in zip(params, global_tensors):
                 p.copy_(g)
         (xk, yk), ik = data.client(cid), idx[k]
         for s in range(steps):
-            rows = ik[s] if full else ik[s][mask[k, s]]
+            rows = ik[s] if full else ik[s][valid[k, s]]
             if len(rows) == 0:
                 continue
             opt.param_groups[0]["lr"] = lrs[s]
             opt.zero_grad()
-            rg.loss_fn(net(xk[rows]), yk[rows]).backward()
+            if backend == "opacus":
+                opt.expected_batch_size = len(rows)
+                rg.loss_fn(net(xk[rows]), yk[rows]).backward()
+            elif per_sample:  # micro-batches of one sample
+                acc = [torch.zeros_like(p) for p in params]
+                for r in rows.tolist():
+                    opt.zero_grad()
+                    rg.loss_fn(net(xk[r:r + 1]), yk[r:r + 1]).backward()
+                    nn.utils.clip_grad_norm_(params, cfg.clip)
+                    for a, p in zip(acc, params):
+                        a.add_(p.grad)
+                for a, p in zip(acc, params):
+                    p.grad = a.div_(len(rows))
+            else:
+                rg.loss_fn(net(xk[rows]), yk[rows]).backward()
             if rg.l2 or cfg.mu:
                 with torch.no_grad():
                     for p, g in zip(params, global_tensors):
@@ -272,15 +319,14 @@ def naive_round(rg: Regime, w: torch.Tensor, t: int) -> torch.Tensor:
                             p.grad.add_(p, alpha=rg.l2)
                         if cfg.mu:
                             p.grad.add_(p - g, alpha=cfg.mu)
-            if cfg.clip_mode == "grad":
+            if cfg.clip_mode == "batch_grad":
                 nn.utils.clip_grad_norm_(params, cfg.clip)
             opt.step()
-        wk = rg.net_flat(net)
+        wk = rg.net_flat(net._module if backend == "opacus" else net)
         if cfg.clip_mode == "params":
             wk = wk / max(1.0, float(wk.norm()) / cfg.clip)
-        uploads.append(wk)
+        uploads.append(wk + rg.sigma_u * torch.randn(wk.shape, generator=engine.generator(cfg.seed, "uplink", t, cid)))
     uploads = torch.stack(uploads)
-    uploads = uploads + rg.sigma_u * torch.randn(uploads.shape, generator=engine.generator(cfg.seed, "uplink", t))
     p = data.weights[selected]
     if cfg.aggregation == "weighted":
         new = (p[:, None] * uploads).sum(0) / p.sum()
@@ -301,23 +347,35 @@ def start_params(rg: Regime) -> torch.Tensor:
     return w
 
 
+def baselines(rg: Regime) -> list:
+    return ["loop", "opacus"] if rg.cfg.clip_mode == "sample_grad" else ["loop"]
+
+
+def clipped_share(rg: Regime, w: torch.Tensor) -> float:
+    """Share of round 1's samples whose gradient norm exceeds the per-sample bound."""
+    cfg, data = rg.cfg, rg.data
+    sel = engine.select_clients(cfg, data.num_clients, 1)
+    idx, _ = next(engine.batch_schedule(data.counts[sel], cfg, engine.generator(cfg.seed, "batch", 1)))
+    x, y = data.gather(sel, idx)
+    r = models._softmax_residual(rg.model.forward(w.expand(len(sel), -1), x), y)
+    norms = torch.linalg.vector_norm(x, dim=-1) * torch.linalg.vector_norm(r, dim=-1)
+    return float((norms > cfg.clip).float().mean())
+
+
 def check(rg: Regime) -> float:
-    """The naive loop, the composed round and engine.run agree on one round (with the
-    regime's clipping bound, which may not bind at the start, and with a bound that does);
-    returns the largest max abs difference."""
+    """Naive loop(s) and engine.round_step agree on one round, with the regime's clipping
+    bound (which may not bind at the start) and with a bound that does; returns the largest
+    max abs difference."""
     w = start_params(rg)
     worst = 0.0
     for clip in (rg.cfg.clip, rg.tight_clip):
         sub = Regime(**{**rg.__dict__, "cfg": engine.with_config(rg.cfg, clip=clip), "nets": {}})
         a = engine_round(sub, w, 1)
-        b = naive_round(sub, w, 1)
-        c = engine_run_round(sub, w)
-        d_naive = float((a - b).abs().max())
-        d_run = float((a - c).abs().max())
-        assert d_naive < TOL, f"regime {rg.key}, clip {clip}: engine and naive loop differ by {d_naive:.3g}"
-        assert d_run < TOL, f"regime {rg.key}, clip {clip}: composed round and engine.run differ by {d_run:.3g}"
         assert float((a - w).abs().max()) > 1e-3, f"regime {rg.key}: the round did not move the model"
-        worst = max(worst, d_naive, d_run)
+        for backend in baselines(rg):
+            d = float((a - naive_round(sub, w, 1, backend)).abs().max())
+            assert d < TOL, f"regime {rg.key}, clip {clip}: engine and {backend} differ by {d:.3g}"
+            worst = max(worst, d)
     # the tight bound really changes the result, so the clipping paths were compared
     loose = engine_round(rg, w, 1)
     assert float((loose - a).abs().max()) > 1e-4, f"regime {rg.key}: clip {rg.tight_clip} did not bind"
@@ -327,15 +385,23 @@ def check(rg: Regime) -> float:
 def measure(rg: Regime, repeats: int, roof: float) -> dict:
     diff = check(rg)
     w = start_params(rg)
-    best = best_times({"engine": lambda t: engine_round(rg, w, t), "naive": lambda t: naive_round(rg, w, t)},
-                      repeats)
+    fns = {"engine": lambda t: engine_round(rg, w, t)}
+    for backend in baselines(rg):
+        fns[backend] = lambda t, backend=backend: naive_round(rg, w, t, backend)
+    best = best_times(fns, repeats)
     flops = rg.samples_per_round * rg.flops_per_sample
-    return {"engine": best["engine"], "naive": best["naive"], "speedup": best["naive"] / best["engine"],
-            "roof_pct": 100 * flops / best["engine"] / 1e9 / roof, "gflop": flops / 1e9,
-            "diff": diff}
+    out = {"engine": best["engine"], "naive": best["loop"], "speedup": best["loop"] / best["engine"],
+           "roof_pct": 100 * flops / best["engine"] / 1e9 / roof, "gflop": flops / 1e9, "diff": diff}
+    if "opacus" in best:
+        out["opacus"] = best["opacus"]
+        out["clipped"] = clipped_share(rg, w)
+    return out
 
 
 def line(rg: Regime, r: dict) -> str:
+    if "opacus" in r:
+        return (f"{rg.name}: engine {r['engine']:.4g} s, naive {r['naive']:.4g} s, opacus {r['opacus']:.4g} s, "
+                f"speed-up {r['speedup']:.1f}x, vs opacus {r['opacus'] / r['engine']:.1f}x")
     return (f"{rg.name}: engine {r['engine']:.4g} s, naive {r['naive']:.4g} s, "
             f"speed-up {r['speedup']:.1f}x, {r['roof_pct']:.1f}% of roofline")
 
@@ -353,8 +419,9 @@ def chunk_study(rg: Regime, repeats: int, roof: float, chunks=(1, 2, 4, 8, 50)) 
 
 
 def sweep_study(rg: Regime, repeats: int, runs: int = 4) -> dict:
-    """``runs`` runs of a sweep (different noise levels) as ``runs`` rounds of K clients, or
-    as one local_train call over runs*K client rows (each run keeps its own global model)."""
+    """``runs`` runs of a sweep (different noise levels) as ``runs`` rounds of K clients
+    (``round_step`` each), or as one local_train call over runs*K client rows (each run keeps
+    its own global model; noise from the same per-client generators)."""
     cfg, model, data = rg.cfg, rg.model, rg.data
     w = start_params(rg)
     ws = w.expand(runs, -1).clone()                          # one global model per run
@@ -376,7 +443,9 @@ def sweep_study(rg: Regime, repeats: int, runs: int = 4) -> dict:
         if cfg.clip_mode == "params":
             up = engine.clip_rows(up, cfg.clip, cfg.clip_norm)
         sig = torch.tensor(sigmas).repeat_interleave(k)
-        up = up + mechanisms.gaussian_noise(up.shape, sig, engine.generator(cfg.seed, "uplink", t))
+        noise = torch.stack([torch.randn(up.shape[1], generator=engine.generator(cfg.seed, "uplink", t, int(c)))
+                             for c in clients])
+        up = up + sig[:, None] * noise
         p = data.weights[selected]
         scale = data.num_clients / k if cfg.aggregation == "unbiased" else 1 / p.sum()
         return scale * torch.einsum("k,rkd->rd", p, up.view(runs, k, -1))
@@ -385,12 +454,62 @@ def sweep_study(rg: Regime, repeats: int, runs: int = 4) -> dict:
     return {"runs": runs, "rows": runs * len(engine.select_clients(cfg, data.num_clients, 1)), **best}
 
 
+OLD_ENGINE = "0d9147f"  # the engine before the rewrite: padded client storage, no size grouping
+
+
+def _old_package():
+    """Import the pre-rewrite package as ``fldp_old`` (``git archive``, read-only, into a temp dir)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    dest = tempfile.mkdtemp(prefix="fldp_old_")
+    tar = subprocess.run(["git", "-C", root, "archive", OLD_ENGINE, "fldp"], check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", dest], input=tar, check=True)
+    os.rename(os.path.join(dest, "fldp"), os.path.join(dest, "fldp_old"))
+    os.environ.setdefault("FLDP_DATA_DIR", str(fdata.data_dir()))
+    os.environ.setdefault("FLDP_CACHE_DIR", str(fdata.cache_dir()))
+    sys.path.insert(0, dest)
+    import fldp_old.data
+    import fldp_old.engine
+    import fldp_old.models
+    return fldp_old
+
+
+def padding_study(repeats: int, model_name: str = "logreg") -> dict:
+    """MNIST, N=100, Dirichlet(0.1) seed 0, one local epoch of batch 50, all clients, no
+    noise: one round of today's engine (``round_step``: flat storage, clients grouped by
+    size) against the pre-rewrite engine (``local_train`` + ``aggregate`` of commit
+    OLD_ENGINE: every client padded to n_max rows and trained for n_max / 50 steps)."""
+    old = _old_package()
+    d = fdata.federated_dataset("mnist", 100, "dirichlet", seed=0, alpha=0.1)
+    od = old.data.federated_dataset("mnist", 100, "dirichlet", seed=0, alpha=0.1)
+    assert torch.equal(od.counts, d.counts)
+    model, omodel = models.make_model(model_name), old.models.make_model(model_name)
+    kw = dict(num_rounds=1, local_epochs=1, batch_size=50, lr=0.05, seed=0)
+    cfg, ocfg = engine.FLConfig(**kw), old.engine.FLConfig(**kw)
+    w = model.init(engine.generator(0, "init"))
+    sel = torch.arange(100)
+
+    def new(t):
+        return engine.round_step(model, d, cfg, engine.State(t - 1, w))[0].params
+
+    def before(t):
+        up = old.engine.local_train(omodel, w, od, sel, ocfg, t)
+        return old.engine.aggregate(up, sel, od, ocfg.aggregation, len(sel))
+
+    diff = float((new(1) - before(1)).abs().max())
+    best = best_times({"after": new, "before": before}, repeats)
+    n_max = int(d.counts.max())
+    return {"model": model_name, "n_max": n_max, "rows": int(d.counts.sum()), "diff": diff,
+            "steps_before": -(-n_max // 50), "mem_after": d.x_train.nbytes,
+            "mem_padded": 100 * n_max * 784 * 4, "mem_old_actual": od.x.nbytes, **best}
+
+
 # -- main --------------------------------------------------------------------------------------------
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeats", type=int, default=5, help="timing samples per measurement (min is kept)")
-    ap.add_argument("--regime", choices=["1", "2", "3", "all"], default="all")
-    ap.add_argument("--no-studies", action="store_true", help="skip the client_chunk and sweep studies")
+    ap.add_argument("--regime", choices=["1", "2", "3", "4", "all"], default="all")
+    ap.add_argument("--no-studies", action="store_true",
+                    help="skip the padding, client_chunk and sweep studies")
     ap.add_argument("--threads", type=int, default=None,
                     help="torch threads (default: torch's choice; 1 is steadier on a busy machine)")
     args = ap.parse_args(argv)
@@ -408,33 +527,45 @@ def main(argv=None) -> None:
     if (p if p is not None else 100 * os.getloadavg()[0] / (os.cpu_count() or 1)) > 10:
         print(f"# WARNING: the machine is busy ({load()}): timings are inflated, with more than one "
               f"thread badly so (OpenMP threads wait for descheduled peers); --threads 1 is steadier")
-    wanted = ["1", "2", "3"] if args.regime == "all" else [args.regime]
-    builders = {"1": regime_li, "2": regime_zhou, "3": regime_wei}
+    wanted = ["1", "2", "3", "4"] if args.regime == "all" else [args.regime]
+    builders = {"1": regime_li, "2": regime_zhou, "3": regime_wei, "4": regime_persample}
     results, regimes = {}, {}
     for key in wanted:
         rg = builders[key]()
         regimes[key], results[key] = rg, measure(rg, args.repeats, roof)
         print(line(rg, results[key]), flush=True)
-    print(f"# seconds per round (min over {args.repeats} samples, engine and naive interleaved); "
-          f"round = selection + local training + clipping + noise + aggregation, no evaluation")
+    print(f"# seconds per round (min over {args.repeats} samples, contenders interleaved); "
+          f"round = engine.round_step (selection + local training + clipping + noise + aggregation), "
+          f"no evaluation; {load()}")
     for key in wanted:
         rg, r = regimes[key], results[key]
+        extra = ""
+        if "opacus" in r:
+            extra = (f"; per-sample clip {rg.cfg.clip} clips {100 * r['clipped']:.0f}% of round 1's samples; "
+                     f"{r['roof_pct']:.1f}% of roofline")
         print(f"#   {rg.name}: target {rg.target}; {r['gflop'] * 1e3:.3g} MFLOP/round "
               f"[{rg.flop_formula}]; |engine - naive| = {r['diff']:.1e} (< {TOL}, "
-              f"also with a binding clip {rg.tight_clip})")
+              f"also with a binding clip {rg.tight_clip}){extra}")
     if not args.no_studies:
+        ps = padding_study(max(2, min(args.repeats, 3)))
+        print(f"# padding (MNIST N=100 Dirichlet(0.1) seed 0, {ps['model']}, 1 epoch b=50, all clients; "
+              f"n_max {ps['n_max']}, {ps['rows']} rows): before ({OLD_ENGINE}, padded) {ps['before']:.3f} s, "
+              f"after {ps['after']:.3f} s, {ps['before'] / ps['after']:.1f}x; client data "
+              f"{ps['mem_padded'] / 2**20:.0f} MiB padded (old x {ps['mem_old_actual'] / 2**20:.0f} MiB) -> "
+              f"{ps['mem_after'] / 2**20:.0f} MiB flat, {ps['mem_padded'] / ps['mem_after']:.1f}x; "
+              f"|after - before| = {ps['diff']:.1e}; {load()}", flush=True)
         if "3" in wanted:
             cs = chunk_study(regimes["3"], max(2, min(args.repeats, 3)), roof)
             default = engine.client_chunk(regimes["3"].model)
             best = min(cs, key=lambda c: cs[c][0])
             print(f"# client_chunk (regime 3, default {default}): "
                   + ", ".join(f"{c}: {s:.3f} s ({p:.0f}%)" for c, (s, p) in cs.items())
-                  + f"; best {best}")
+                  + f"; best {best}; {load()}", flush=True)
         for key in [k for k in ("1", "2") if k in wanted]:
             sw = sweep_study(regimes[key], args.repeats)
             print(f"# sweep batching (regime {key}): {sw['runs']} runs as {sw['runs']} separate rounds "
                   f"{sw['separate'] * 1e3:.2f} ms, as one local_train of {sw['rows']} rows "
-                  f"{sw['batched'] * 1e3:.2f} ms, gain {sw['separate'] / sw['batched']:.2f}x")
+                  f"{sw['batched'] * 1e3:.2f} ms, gain {sw['separate'] / sw['batched']:.2f}x; {load()}")
     print(f"# {load()} at the end; total {time.perf_counter() - t_start:.0f} s")
 
 

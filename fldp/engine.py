@@ -402,9 +402,12 @@ def local_train(model: Model, start: torch.Tensor, data: FederatedData, clients:
             if config.upload == "gradient":
                 params = grad
                 break
-            if config.mu:
-                grad = grad + config.mu * (params - anc)
-            params = params - (lr * active.to(dev, params.dtype))[:, None] * grad
+            if config.mu:  # in place: grad is this step's own tensor, params a clone
+                grad.add_(params, alpha=config.mu).sub_(anc, alpha=config.mu)
+            if bool(active.all()):
+                params.add_(grad, alpha=-lr)
+            else:
+                params.sub_((lr * active.to(dev, params.dtype))[:, None] * grad)
         out[rows.to(dev)] = params
     return out
 

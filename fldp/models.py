@@ -156,16 +156,17 @@ class MLP(Model):
         """
         p = self.unflatten(params)
         c, b, _ = x.shape
-        h = torch.relu(torch.baddbmm(p["b1"].unsqueeze(1), x, p["w1"]))
+        h = torch.baddbmm(p["b1"].unsqueeze(1), x, p["w1"]).relu_()  # in place: fewer [C, B, H] temporaries
         r = _softmax_residual(torch.baddbmm(p["b2"].unsqueeze(1), h, p["w2"]), y)
-        dh = torch.bmm(r, p["w2"].transpose(1, 2)) * (h > 0)
+        dh = torch.bmm(r, p["w2"].transpose(1, 2)).mul_(h > 0)
         if clip is not None:
             n = lambda v: torch.linalg.vector_norm(v, ord=ord, dim=-1)
             nx, ndh, nh, nr = n(x), n(dh), n(h), n(r)
             norm = (nx * ndh + ndh + nh * nr + nr) if ord == 1 else \
                 torch.sqrt((nx ** 2 + 1) * ndh ** 2 + (nh ** 2 + 1) * nr ** 2)
             weights = weights * _clip_factor(norm, clip)
-        r, dh = r * weights.unsqueeze(-1), dh * weights.unsqueeze(-1)
+        wt = weights.unsqueeze(-1)
+        r, dh = r.mul_(wt), dh.mul_(wt)
         return torch.cat([torch.bmm(x.transpose(1, 2), dh).reshape(c, -1), dh.sum(dim=1),
                           torch.bmm(h.transpose(1, 2), r).reshape(c, -1), r.sum(dim=1)], dim=1)
 

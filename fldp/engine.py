@@ -382,6 +382,8 @@ def local_train(model: Model, start: torch.Tensor, data: FederatedData, clients:
     out = torch.empty_like(anchor)
     batch_clip = config.clip if config.clip_mode == "batch_grad" else None
     sample_clip = config.clip if config.clip_mode == "sample_grad" else None
+    fused = (model.sgd_step_ is not None and config.clip_mode not in ("batch_grad", "sample_grad")
+             and config.upload != "gradient")
     for a in range(0, k, chunk):
         rows = order[a:a + chunk]
         cid, anc = clients[rows].to(dev), anchor[rows.to(dev)]
@@ -395,6 +397,9 @@ def local_train(model: Model, start: torch.Tensor, data: FederatedData, clients:
             if not bool(active.any()):  # every client of the group has finished its epoch
                 continue
             idx, wts = idx.to(dev), wts.to(dev)
+            if fused and bool(active.all()):
+                model.sgd_step_(params, anc, *data.gather(cid, idx), wts, lr, config.mu)
+                continue
             grad = gradient(model, params, *data.gather(cid, idx), weights=wts,
                             clip=sample_clip, clip_norm=config.clip_norm)
             if batch_clip is not None:

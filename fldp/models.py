@@ -99,6 +99,10 @@ class Model:
         :meth:`weighted_grad` (models without one: use :func:`fldp.engine.gradient`)."""
         return self.weighted_grad(params, x, y, sample_weights(mask, None, *y.shape, params.dtype, params.device))
 
+    # optional fused step: sgd_step_(params, anchor, x, y, weights, lr, mu) updates params in
+    # place by one unclipped SGD step (the engine uses it when no gradient clipping applies)
+    sgd_step_ = None
+
     # optional closed form: weighted_grad(params, x, y, weights, clip=None, ord=2) -> [C, D]
     #   = sum_b weights_b clip(g_b) + grad regulariser, g_b the gradient of sample b's loss and
     #   clip(g) = g / max(1, ||g||_ord / clip) (per-sample clipping; the regulariser, which
@@ -169,6 +173,26 @@ class MLP(Model):
         r, dh = r.mul_(wt), dh.mul_(wt)
         return torch.cat([torch.bmm(x.transpose(1, 2), dh).reshape(c, -1), dh.sum(dim=1),
                           torch.bmm(h.transpose(1, 2), r).reshape(c, -1), r.sum(dim=1)], dim=1)
+
+
+    def sgd_step_(self, params, anchor, x, y, weights, lr, mu=0.0):
+        """One SGD step in place, fused: params <- params - lr (g + mu (params - anchor)), g
+        the weighted gradient of :meth:`weighted_grad` (no clipping) at the current params.
+        The gradient is never formed: each layer's update is one ``baddbmm_`` into its view
+        of ``params`` (no [C, D] gradient, no concatenation; benchmarks/)."""
+        p = self.unflatten(params)
+        h = torch.baddbmm(p["b1"].unsqueeze(1), x, p["w1"]).relu_()
+        r = _softmax_residual(torch.baddbmm(p["b2"].unsqueeze(1), h, p["w2"]), y)
+        dh = torch.bmm(r, p["w2"].transpose(1, 2)).mul_(h > 0)
+        wt = weights.unsqueeze(-1)
+        r.mul_(wt), dh.mul_(wt)
+        if mu:  # the proximal pull, from the params the gradient was taken at
+            params.mul_(1 - lr * mu).add_(anchor, alpha=lr * mu)
+        p["w1"].baddbmm_(x.transpose(1, 2), dh, alpha=-lr)
+        p["b1"].add_(dh.sum(dim=1), alpha=-lr)
+        p["w2"].baddbmm_(h.transpose(1, 2), r, alpha=-lr)
+        p["b2"].add_(r.sum(dim=1), alpha=-lr)
+        return params
 
 
 class MultinomialLogReg(Model):

@@ -128,7 +128,7 @@ class FLConfig:
             validate.integer("local_epochs", self.local_epochs, 1)
         if self.batch_size is not None:
             validate.integer("batch_size", self.batch_size, 1)
-        object.__setattr__(self, "sampling", self._sampling())
+        self._check_sampling()
         if not callable(self.lr):
             validate.positive("lr", self.lr)
         if not callable(self.server_lr):
@@ -163,10 +163,16 @@ class FLConfig:
         if torch.device(self.device).type == "cuda" and not torch.cuda.is_available():
             raise ValueError(f"device={self.device!r} is not available: no CUDA device here (use 'cpu')")
 
-    def _sampling(self) -> str:
-        s = self.sampling
-        if s is None:
-            s = "full" if self.batch_size is None else ("shuffle" if self.local_epochs else "fixed")
+    @property
+    def sampling_scheme(self) -> str:
+        """``sampling``, or the default it implies: ``full`` without a batch size, else
+        ``shuffle`` with epochs and ``fixed`` with steps."""
+        if self.sampling is not None:
+            return self.sampling
+        return "full" if self.batch_size is None else ("shuffle" if self.local_epochs else "fixed")
+
+    def _check_sampling(self) -> None:
+        s = self.sampling_scheme
         validate.choice("sampling", s, SAMPLINGS)
         if s in ("fraction", "poisson"):
             if self.sample_rate is None:
@@ -185,7 +191,6 @@ class FLConfig:
             raise ValueError("sampling='fixed' draws one batch per step: give local_steps")
         if s in ("full", "fraction", "poisson") and self.batch_size is not None:
             raise ValueError(f"batch_size={self.batch_size!r} is not used by sampling={s!r}: leave it None")
-        return s
 
     def learning_rate(self, step: int) -> float:
         """The local learning rate at global local step ``step`` (0-based)."""
@@ -288,7 +293,7 @@ def batch_schedule(counts: torch.Tensor, config: FLConfig, g: torch.Generator):
     k, n_max = len(counts), int(counts.max())
     pos = torch.arange(n_max).expand(k, n_max)
     valid = pos < counts[:, None]
-    s, b = config.sampling, config.batch_size
+    s, b = config.sampling_scheme, config.batch_size
     mean = lambda mask: sample_weights(mask, None, *mask.shape, torch.float32)
     if s == "full" or (s == "fixed" and b >= n_max):
         for _ in range(config.local_steps or config.local_epochs):
@@ -518,7 +523,7 @@ def num_local_steps(counts: torch.Tensor, config: FLConfig) -> int:
     client's: shuffled epochs of unequal clients end at different steps)."""
     if config.upload == "gradient":
         return 1
-    if config.sampling == "shuffle":
+    if config.sampling_scheme == "shuffle":
         return config.local_epochs * -(-int(counts.max()) // config.batch_size)
     return config.local_steps or config.local_epochs
 
@@ -591,12 +596,12 @@ def _record(hist, model, w, data, config, t, clients, raw_norm):
 Scale = Union[float, Callable[[RoundContext], Union[float, torch.Tensor]]]
 
 
-def _scale(value, ctx, k, device):
+def _scale(value, ctx, k, device, dtype=torch.float32):
     """A hook's scale this round: a float, or one value per uploading client (tensor [K])."""
     s = value(ctx) if callable(value) else value
     if isinstance(s, torch.Tensor) and s.ndim > 0:
-        return s.to(device, torch.float32)
-    return torch.full((k,), float(s), device=device)
+        return s.to(device, dtype)
+    return torch.full((k,), float(s), device=device, dtype=dtype)
 
 
 @dataclass(frozen=True)
@@ -629,7 +634,8 @@ class NoiseUplink:
         from . import accounting
 
         k = len(ctx.clients)
-        z = (_scale(self.scale, ctx, k, "cpu") / _scale(self.sensitivity, ctx, k, "cpu")).tolist()
+        f64 = torch.float64  # the accountant's multipliers, without float32 rounding
+        z = (_scale(self.scale, ctx, k, "cpu", f64) / _scale(self.sensitivity, ctx, k, "cpu", f64)).tolist()
         make = accounting.gaussian if self.kind == "gaussian" else accounting.laplace
         return tuple(make(noise_multiplier=v) if v > 0 else None for v in z)
 
@@ -652,7 +658,8 @@ class GaussianDownlink:
             return None
         from . import accounting
 
-        z = float(_scale(self.sigma, ctx, 1, "cpu")[0] / _scale(self.sensitivity, ctx, 1, "cpu")[0])
+        f64 = torch.float64
+        z = float(_scale(self.sigma, ctx, 1, "cpu", f64)[0] / _scale(self.sensitivity, ctx, 1, "cpu", f64)[0])
         return accounting.gaussian(noise_multiplier=z) if z > 0 else None
 
 
@@ -673,6 +680,4 @@ def gaussian_downlink(sigma: Scale, sensitivity: Optional[Scale] = None) -> Gaus
 
 def with_config(config: FLConfig, **changes) -> FLConfig:
     """A copy of ``config`` with some fields changed (validated again)."""
-    if "sampling" not in changes and any(k in changes for k in ("batch_size", "local_steps", "local_epochs")):
-        changes["sampling"] = None  # derive it again from the new fields
     return replace(config, **changes)

@@ -14,11 +14,13 @@ JOBS  ?= 1
 PYTEST_ARGS ?=
 QUICK_FLAG := $(if $(filter 1 true True yes,$(QUICK)),--quick,)
 
-.PHONY: env reproduce test clean help
+.PHONY: env reproduce report test clean help
 .DEFAULT_GOAL := help
 
 help:
 	@echo "make reproduce [QUICK=1] [JOBS=N]  execute every notebook, write build/report.{md,html}"
+	@echo "                                   (full mode: also results/, figures/ and REPORT.md)"
+	@echo "make report                        render REPORT.md, the claims register, from results/"
 	@echo "make test                          run the whole test suite (notebooks in quick mode)"
 	@echo "make env                           create .venv, install fldp[dev], register kernel 'fldp'"
 	@echo "make clean                         remove build/"
@@ -36,8 +38,14 @@ $(KERNEL): $(STAMP)
 	$(BIN)/python -m ipykernel install --sys-prefix --name fldp --display-name "Python (fldp)"
 	@touch $@
 
+# A full run also re-renders REPORT.md from results/, even when a notebook failed (the others'
+# results were updated); the exit status is still the reproduce's.
 reproduce: env
-	$(BIN)/fldp reproduce $(QUICK_FLAG) --jobs $(JOBS)
+	@status=0; $(BIN)/fldp reproduce $(QUICK_FLAG) --jobs $(JOBS) || status=$$?; \
+	$(if $(QUICK_FLAG),,$(BIN)/fldp report || status=1;) exit $$status
+
+report: env
+	$(BIN)/fldp report
 
 test: env
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -1,8 +1,11 @@
 """The ``fldp`` command (also ``python -m fldp``).
 
     fldp reproduce [--quick] [--only PATTERN] [--jobs N] [-p NAME VALUE ...] [--timeout SECONDS]
+    fldp report [--check] [--results-dir DIR] [--output FILE]
 
-Exit status: 0 when every notebook ran, 1 when one failed, 2 for a request that cannot run.
+Exit status of ``reproduce``: 0 when every notebook ran, 1 when one failed, 2 for a request
+that cannot run.  Of ``report``: 0 when REPORT.md was written (with ``--check``: is up to
+date), 1 when ``--check`` finds it missing or out of date.
 """
 from __future__ import annotations
 
@@ -60,12 +63,28 @@ def build_parser() -> argparse.ArgumentParser:
                      metavar="DIR", help="where the notebooks are (default: notebooks/)")
     rep.add_argument("--build-dir", type=Path, default=PROJECT_ROOT / "build", metavar="DIR",
                      help="where executed notebooks and the report go (default: build/)")
+    reg = commands.add_parser(
+        "report", help="render REPORT.md, the claims register, from the full-mode results/",
+        description="Render REPORT.md, the register of every paper claim the notebooks check "
+                    "(verdicts, numbers, figures), from the committed full-mode results "
+                    "JSON files. Quick-mode files are skipped.")
+    reg.add_argument("--check", action="store_true",
+                     help="write nothing; exit 1 when REPORT.md differs from what the results "
+                          "render (run `fldp report` then), 0 when it is up to date")
+    reg.add_argument("--results-dir", type=Path, default=PROJECT_ROOT / "results",
+                     metavar="DIR", help="where the results JSON files are (default: results/)")
+    reg.add_argument("--output", type=Path, default=PROJECT_ROOT / "REPORT.md", metavar="FILE",
+                     help="the register to write or check (default: REPORT.md)")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command == "report":
+        from fldp import report
+
+        return report.run(args.results_dir, args.output, check=args.check)
     if args.command != "reproduce":
         parser.print_help(sys.stderr)
         return 2

@@ -1,0 +1,458 @@
+"""``REPORT.md``: the claims register, rendered from the committed full-mode results.
+
+Every notebook saves ``results/<paper>/<notebook>.json`` with its claim verdicts
+(:class:`fldp.results.Recorder`).  :func:`render` turns all of them into one Markdown page a
+reader can open without re-running anything: a summary per paper, then per notebook its
+parameters, wall time, claims table and figures.  ``fldp report`` writes it (atomically),
+``fldp report --check`` tells whether the committed ``REPORT.md`` is up to date.
+
+The rendering is deterministic: it depends only on the results files (and on which of the
+figures and notebooks they name exist), never on the clock or the machine, so the same
+``results/`` always gives byte-identical ``REPORT.md``.  Quick-mode files are skipped (they
+belong under ``build/quick/``); ``results/runs/`` is not read.  A file that cannot be read is
+listed as a problem in the report, naming the file; so is a figure that is missing.
+"""
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence, TextIO
+
+from fldp.pipeline import _one_line, _verdict
+from fldp.results import PROJECT_ROOT, atomic_write_bytes
+
+DEFAULT_RESULTS_DIR = PROJECT_ROOT / "results"
+DEFAULT_OUTPUT = PROJECT_ROOT / "REPORT.md"
+
+#: Papers in the order the register lists them; any other paper follows, alphabetically.
+PAPER_ORDER = ("wei2020", "zhou", "li2021", "adaptive_noise", "benchmark")
+PAPER_NAMES = {
+    "wei2020": "Wei et al. 2020 (NbAFL)",
+    "zhou": "Zhou et al. (FedSGD-DPC)",
+    "li2021": "Li, Chang & Chi (Secure FedAvg)",
+    "adaptive_noise": "Adaptive CLT noise perturbation",
+    "benchmark": "Benchmark",
+    "baseline": "FedAvg baseline (no DP)",
+}
+#: Floats in the Measured and Expected columns are rounded to this many significant digits.
+SIGNIFICANT_DIGITS = 4
+SKIPPED_DIRS = ("runs",)  # results/runs/: the sweep store, not committed
+_CELL_LIMIT = 160
+_PARAMS_LIMIT = 600
+
+
+@dataclass
+class Entry:
+    """One full-mode results file, as the register shows it."""
+
+    path: Path
+    paper: str
+    notebook: str
+    wall_time_s: Any
+    params: Any
+    claims: list[dict[str, Any]]
+    figures: list[str]
+
+
+@dataclass
+class Register:
+    """What :func:`collect` found under a results folder."""
+
+    results_dir: Path
+    entries: list[Entry] = field(default_factory=list)
+    unreadable: list[tuple[Path, str]] = field(default_factory=list)  # (file, why)
+    skipped_quick: list[Path] = field(default_factory=list)
+
+    def papers(self) -> list[str]:
+        """The papers present, in register order."""
+        present = {e.paper for e in self.entries}
+        known = [p for p in PAPER_ORDER if p in present]
+        return known + sorted(present - set(PAPER_ORDER))
+
+    def entries_of(self, paper: str) -> list[Entry]:
+        return sorted((e for e in self.entries if e.paper == paper),
+                      key=lambda e: (e.notebook, e.path.as_posix()))
+
+
+def paper_name(paper: str) -> str:
+    """The readable name of a paper key (the key itself when it has none)."""
+    return PAPER_NAMES.get(paper, paper)
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def results_files(results_dir: Path) -> list[Path]:
+    """Every ``*.json`` under ``results_dir`` (sorted), except ``runs/`` and hidden files."""
+    results_dir = Path(results_dir)
+    if not results_dir.is_dir():
+        return []
+    found = []
+    for path in results_dir.rglob("*.json"):
+        rel = path.relative_to(results_dir)
+        if rel.parts[0] in SKIPPED_DIRS and len(rel.parts) > 1:
+            continue
+        if any(part.startswith(".") for part in rel.parts):
+            continue
+        found.append(path)
+    return sorted(found, key=lambda p: p.relative_to(results_dir).as_posix())
+
+
+def _read(path: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """The results dict of ``path``, or ``None`` and why it cannot be used."""
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        return None, f"cannot be read: {exc.strerror or type(exc).__name__}"
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
+        return None, f"cannot be read: {_one_line(str(exc), 200)}"
+    if not isinstance(payload, dict):
+        return None, "is not a results file (not a JSON object)"
+    if payload.get("quick") is True:
+        return payload, None
+    missing = [k for k in ("paper", "notebook") if not isinstance(payload.get(k), str)
+               or not payload.get(k)]
+    if missing:
+        return None, f"is not a results file (no {' or '.join(missing)})"
+    if not isinstance(payload.get("claims", []), list) or not all(
+            isinstance(c, dict) for c in payload.get("claims", [])):
+        return None, "is not a results file (claims is not a list of objects)"
+    if not isinstance(payload.get("figures", []), list):
+        return None, "is not a results file (figures is not a list)"
+    return payload, None
+
+
+def collect(results_dir: Path = DEFAULT_RESULTS_DIR) -> Register:
+    """Read every full-mode results file under ``results_dir``."""
+    register = Register(Path(results_dir))
+    for path in results_files(results_dir):
+        payload, why = _read(path)
+        if payload is None:
+            register.unreadable.append((path, why or "cannot be read"))
+        elif payload.get("quick") is True:
+            register.skipped_quick.append(path)
+        else:
+            register.entries.append(Entry(
+                path=path, paper=payload["paper"], notebook=payload["notebook"],
+                wall_time_s=payload.get("wall_time_s"), params=payload.get("params"),
+                claims=list(payload.get("claims", [])),
+                figures=[str(f) for f in payload.get("figures", [])]))
+    return register
+
+
+# --------------------------------------------------------------------------- formatting
+
+
+def round_floats(value: Any, digits: int = SIGNIFICANT_DIGITS) -> Any:
+    """``value`` with every finite float rounded to ``digits`` significant digits."""
+    if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
+        return value
+    if isinstance(value, float):
+        return float(f"{value:.{digits}g}") if math.isfinite(value) else value
+    if isinstance(value, Mapping):
+        return {str(k): round_floats(v, digits) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [round_floats(v, digits) for v in value]
+    return value
+
+
+def compact(value: Any, *, digits: int | None = SIGNIFICANT_DIGITS,
+            limit: int = _CELL_LIMIT) -> str:
+    """One line of JSON (keys sorted, floats to ``digits`` significant digits); strings as is."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return _one_line(value, limit)
+    if digits is not None:
+        value = round_floats(value, digits)
+    text = json.dumps(value, sort_keys=True, separators=(", ", ": "), ensure_ascii=False)
+    return _one_line(text, limit)
+
+
+def cell(text: Any) -> str:
+    """Text safe in a Markdown table cell: one line, ``|`` escaped."""
+    return _one_line(str(text), 10**6).replace("|", "\\|")
+
+
+def duration(seconds: Any) -> str:
+    """``12.3 s``, ``4 min 05 s``, ``1 h 02 min``; ``unknown`` when not a number."""
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) \
+            or not math.isfinite(seconds):
+        return "unknown"
+    if seconds < 59.95:
+        return f"{seconds:.1f} s"
+    total = int(round(seconds))
+    if total < 3600:
+        return f"{total // 60} min {total % 60:02d} s"
+    total = int(round(seconds / 60))
+    return f"{total // 60} h {total % 60:02d} min"
+
+
+def _code(text: str) -> str:
+    """``text`` as an inline code span (a longer fence when it holds backticks)."""
+    fence = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _rel(path: Path, base: Path) -> str:
+    try:
+        return Path(os.path.relpath(path, base)).as_posix()
+    except ValueError:  # another drive (Windows)
+        return Path(path).as_posix()
+
+
+def _target(link: str) -> str:
+    return f"<{link}>" if re.search(r"[\s()<>]", link) else link
+
+
+def _slugs(headings: Sequence[str]) -> list[str]:
+    """GitHub's anchors for ``headings`` in document order (``-1``, ``-2`` for repeats)."""
+    seen: dict[str, int] = {}
+    out = []
+    for text in headings:
+        base = re.sub(r"[^\w\- ]", "", text.strip().lower()).replace(" ", "-")
+        n = seen.get(base, 0)
+        seen[base] = n + 1
+        out.append(base if n == 0 else f"{base}-{n}")
+    return out
+
+
+def _counts(claims: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
+    verdicts = [_verdict(c) for c in claims]
+    return verdicts.count("PASS"), len(verdicts)
+
+
+def _find_notebook(notebooks_dir: Path, paper: str, notebook: str) -> Path | None:
+    preferred = notebooks_dir / paper / f"{notebook}.ipynb"
+    if preferred.is_file():
+        return preferred
+    if not notebooks_dir.is_dir():
+        return None
+    found = sorted((p for p in notebooks_dir.rglob(f"{notebook}.ipynb")
+                    if ".ipynb_checkpoints" not in p.parts and p.is_file()),
+                   key=lambda p: p.relative_to(notebooks_dir).as_posix())
+    return found[0] if found else None
+
+
+# --------------------------------------------------------------------------- rendering
+
+TITLE = "Claims register"
+
+
+def _intro(results_label: str) -> list[str]:
+    return [
+        f"# {TITLE}", "",
+        "Every claim of the papers that the notebooks of this project check, with its verdict, "
+        "the measured and expected numbers and the figures, so that the results can be read "
+        "without re-running anything. This file is generated: `fldp report` (`make report`) "
+        f"renders it from the full-mode results in `{results_label}/`, which `make reproduce` "
+        "(`fldp reproduce`) writes; do not edit it by hand (`fldp report --check` and the test "
+        "suite fail when it is out of date). Each verdict is computed by its notebook from the "
+        "measurement and can come out FAIL: a FAIL is a finding (the claim did not hold in "
+        "our run), not an error. Floats in the Measured and Expected columns are rounded to "
+        f"{SIGNIFICANT_DIGITS} significant digits.",
+    ]
+
+
+@dataclass
+class _Found:
+    notebooks: dict[int, Path | None]  # by id(entry)
+    of_entry: dict[int, list[str]]
+    problems: list[str]                # all of them, in document order
+
+
+def _inspect(register: Register, base: Path, root: Path) -> _Found:
+    """Each entry's notebook file and problems (misplaced or duplicate file, missing figure)."""
+    results_dir, notebooks_dir = register.results_dir, root / "notebooks"
+    label = _rel(results_dir, base)
+    by_key: dict[tuple[str, str], list[Entry]] = {}
+    for e in register.entries:
+        by_key.setdefault((e.paper, e.notebook), []).append(e)
+    found = _Found({}, {}, [f"{_code(_rel(p, base))} {why}" for p, why in register.unreadable])
+    for paper in register.papers():
+        for e in register.entries_of(paper):
+            mine = []
+            rel = e.path.relative_to(results_dir)
+            if rel.parts[:-1] != (e.paper,) or rel.stem != e.notebook:
+                mine.append(f"{_code(_rel(e.path, base))} holds {e.paper}/{e.notebook} but is "
+                            f"not at {_code(f'{label}/{e.paper}/{e.notebook}.json')}")
+            twins = len(by_key[(e.paper, e.notebook)])
+            if twins > 1:
+                mine.append(f"{twins} results files hold {e.paper}/{e.notebook}; this is "
+                            f"{_code(_rel(e.path, base))}")
+            nb = _find_notebook(notebooks_dir, e.paper, e.notebook)
+            if nb is None:
+                mine.append(f"no notebook {_code(e.notebook + '.ipynb')} under "
+                            f"{_code(_rel(notebooks_dir, base) + '/')}")
+            mine += [f"figure {_code(_rel(root / f, base))} is missing"
+                     for f in e.figures if not (root / f).is_file()]
+            found.notebooks[id(e)], found.of_entry[id(e)] = nb, mine
+            found.problems.extend(f"{e.paper}/{e.notebook}: {p}" for p in mine)
+    return found
+
+
+def render(results_dir: Path = DEFAULT_RESULTS_DIR, output: Path = DEFAULT_OUTPUT,
+           register: Register | None = None) -> str:
+    """The register as Markdown, with links relative to ``output``'s folder.
+
+    Figures and notebooks are looked up under ``results_dir``'s parent (the project root):
+    ``<root>/figures/...`` and ``<root>/notebooks/**/<notebook>.ipynb``.
+    """
+    results_dir, output = Path(results_dir), Path(output)
+    register = register if register is not None else collect(results_dir)
+    base, root = output.parent, results_dir.parent
+    notebooks_dir = root / "notebooks"
+    results_label = _rel(results_dir, base)
+    lines = _intro(results_label)
+
+    papers = register.papers()
+    found = _inspect(register, base, root)
+    problems = list(found.problems)
+
+    # Headings in document order, for the links of the summary table (first one wins).
+    headings = [TITLE] + (["Problems"] if problems else [])
+    for paper in papers:
+        headings.append(paper_name(paper))
+        headings += [f"{e.paper}/{e.notebook}" for e in register.entries_of(paper)]
+    anchor_of: dict[str, str] = {}
+    for heading, slug in zip(headings, _slugs(headings)):
+        anchor_of.setdefault(heading, slug)
+
+    lines.append("")
+    if not register.entries:
+        lines.append(f"No results yet: `{results_label}/` holds no full-mode results. Run "
+                     "`make reproduce` (or `fldp reproduce`) to produce them, then `make report`.")
+    else:
+        lines += ["| Paper | Notebooks | Claims holding |", "|---|---|---|"]
+        all_pass = all_total = 0
+        for paper in papers:
+            entries = register.entries_of(paper)
+            passed, total = _counts([c for e in entries for c in e.claims])
+            all_pass, all_total = all_pass + passed, all_total + total
+            nbs = ", ".join(f"[{cell(e.notebook)}](#{anchor_of[f'{e.paper}/{e.notebook}']})"
+                            for e in entries)
+            lines.append(f"| [{cell(paper_name(paper))}](#{anchor_of[paper_name(paper)]}) | "
+                         f"{nbs} | {passed}/{total} |")
+        n = len(register.entries)
+        lines.append(f"| **All** | {n} notebook{'s' if n != 1 else ''} | {all_pass}/{all_total} |")
+
+    if problems:
+        lines += ["", "## Problems", ""]
+        lines += [f"- {p}" for p in problems]
+
+    for paper in papers:
+        entries = register.entries_of(paper)
+        passed, total = _counts([c for e in entries for c in e.claims])
+        lines += ["", f"## {paper_name(paper)}", "",
+                  f"Paper key {_code(paper)}: {passed}/{total} claims hold in "
+                  f"{len(entries)} notebook{'s' if len(entries) != 1 else ''}."]
+        for e in entries:
+            lines += ["", f"### {e.paper}/{e.notebook}", ""]
+            lines += _entry_lines(e, found.notebooks[id(e)], found.of_entry[id(e)], base, root)
+    return "\n".join(lines) + "\n"
+
+
+def _entry_lines(e: Entry, notebook: Path | None, problems: list[str], base: Path,
+                 root: Path) -> list[str]:
+    lines = []
+    if notebook is not None:
+        link = _rel(notebook, base)
+        lines.append(f"- Notebook: [{link}]({_target(link)})")
+    else:
+        lines.append(f"- Notebook: {_code(e.notebook + '.ipynb')} (not found)")
+    link = _rel(e.path, base)
+    lines.append(f"- Results: [{link}]({_target(link)})")
+    lines.append(f"- Wall time: {duration(e.wall_time_s)}")
+    params = compact(e.params, digits=None, limit=_PARAMS_LIMIT) if e.params else ""
+    lines.append(f"- Parameters: {_code(params) if params else 'none'}")
+    passed, total = _counts(e.claims)
+    lines.append(f"- Claims holding: {passed}/{total}")
+    lines += [f"- Problem: {p}" for p in problems]
+    lines.append("")
+    if e.claims:
+        lines += ["| Verdict | Claim | Statement | Measured | Expected | Note |",
+                  "|---|---|---|---|---|---|"]
+        for c in e.claims:
+            verdict = _verdict(c)
+            row = ["**FAIL**" if verdict == "FAIL" else verdict,
+                   _one_line(c.get("id", "") or ""), _one_line(c.get("statement", "") or ""),
+                   compact(c.get("measured")), compact(c.get("expected")),
+                   _one_line(c.get("note", "") or "")]
+            lines.append("| " + " | ".join(cell(x) for x in row) + " |")
+    else:
+        lines.append("No claims recorded.")
+    for f in e.figures:
+        path = root / f
+        if path.is_file():
+            link = _rel(path, base)
+            alt = Path(link).with_suffix("").as_posix().removeprefix("figures/")
+            lines += ["", f"![{cell(alt).replace(']', '')}]({_target(link)})"]
+    return lines
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def write(results_dir: Path = DEFAULT_RESULTS_DIR, output: Path = DEFAULT_OUTPUT,
+          register: Register | None = None) -> Path:
+    """Render the register and write it to ``output`` atomically."""
+    text = render(results_dir, output, register)
+    atomic_write_bytes(Path(output), text.encode("utf-8"))
+    return Path(output)
+
+
+def is_up_to_date(results_dir: Path = DEFAULT_RESULTS_DIR, output: Path = DEFAULT_OUTPUT,
+                  register: Register | None = None) -> bool:
+    """Whether ``output`` holds exactly what ``results_dir`` renders."""
+    output = Path(output)
+    try:
+        current = output.read_bytes()
+    except OSError:
+        return False
+    return current == render(results_dir, output, register).encode("utf-8")
+
+
+def run(results_dir: Path = DEFAULT_RESULTS_DIR, output: Path = DEFAULT_OUTPUT, *,
+        check: bool = False, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """``fldp report [--check]``: 0 when written (or up to date), 1 when ``--check`` finds it stale."""
+    out, err = out or sys.stdout, err or sys.stderr
+    results_dir, output = Path(results_dir), Path(output)
+    register = collect(results_dir)
+    for path in register.skipped_quick:
+        print(f"fldp report: skipped {path} (quick mode; only full-mode results are reported)",
+              file=err)
+    for path, why in register.unreadable:
+        print(f"fldp report: problem: {path} {why}", file=err)
+    if check:
+        text = render(results_dir, output, register)
+        try:
+            current = output.read_text(encoding="utf-8")
+        except OSError:
+            current = None
+        if current == text:
+            print(f"{output} is up to date with {results_dir}", file=out)
+            return 0
+        why = "is missing" if current is None else "is out of date"
+        print(f"fldp report: {output} {why} with {results_dir}: run `fldp report` "
+              "(or `make report`) and commit it", file=err)
+        if current is not None:
+            diff = list(difflib.unified_diff(current.splitlines(), text.splitlines(),
+                                             str(output), "rendered", lineterm="", n=1))
+            for line in diff[:40]:
+                print(line, file=err)
+            if len(diff) > 40:
+                print(f"... ({len(diff) - 40} more diff lines)", file=err)
+        return 1
+    write(results_dir, output, register)
+    passed, total = _counts([c for e in register.entries for c in e.claims])
+    n_problems = len(_inspect(register, output.parent, results_dir.parent).problems)
+    print(f"wrote {output}: {len(register.entries)} notebook(s), {passed}/{total} claims "
+          f"hold, {n_problems} problem(s)", file=out)
+    return 0

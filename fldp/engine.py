@@ -613,14 +613,20 @@ class NoiseUplink:
 
     ``sensitivity`` (l2 for Gaussian, l1 for Laplace; a float or a function of the context)
     describes one upload for the accountant: :meth:`event` gives each client's mechanism
-    with noise multiplier scale / sensitivity."""
+    with noise multiplier scale / sensitivity.  ``sampling_prob``: the upload is computed on
+    a Poisson sample of the client's rows, each kept with this probability (``sampling=
+    "poisson"`` with one local step, as DP-SGD), so each event is amplified by subsampling;
+    the sensitivity is then that of the Poisson-sampled sum over the expected batch size."""
 
     scale: Scale
     kind: str = "gaussian"
     sensitivity: Optional[Scale] = None
+    sampling_prob: Optional[float] = None
 
     def __post_init__(self):
         validate.choice("kind", self.kind, ("gaussian", "laplace"))
+        if self.sampling_prob is not None and not 0 < validate.probability("sampling_prob", self.sampling_prob):
+            raise ValueError(f"sampling_prob={self.sampling_prob!r} is out of range: sampling_prob must be in (0, 1]")
 
     def __call__(self, ctx: RoundContext, x: torch.Tensor) -> torch.Tensor:
         s = _scale(self.scale, ctx, len(x), x.device)
@@ -637,7 +643,10 @@ class NoiseUplink:
         f64 = torch.float64  # the accountant's multipliers, without float32 rounding
         z = (_scale(self.scale, ctx, k, "cpu", f64) / _scale(self.sensitivity, ctx, k, "cpu", f64)).tolist()
         make = accounting.gaussian if self.kind == "gaussian" else accounting.laplace
-        return tuple(make(noise_multiplier=v) if v > 0 else None for v in z)
+        q = self.sampling_prob
+        wrap = (lambda e: e) if q is None or q == 1 else \
+            (lambda e: accounting.poisson_sampled(e, sampling_prob=q))
+        return tuple(wrap(make(noise_multiplier=v)) if v > 0 else None for v in z)
 
 
 @dataclass(frozen=True)
@@ -663,14 +672,17 @@ class GaussianDownlink:
         return accounting.gaussian(noise_multiplier=z) if z > 0 else None
 
 
-def gaussian_uplink(sigma: Scale, sensitivity: Optional[Scale] = None) -> NoiseUplink:
-    """N(0, sigma^2) on every coordinate of every upload (sigma: float, per round or per client)."""
-    return NoiseUplink(sigma, "gaussian", sensitivity)
+def gaussian_uplink(sigma: Scale, sensitivity: Optional[Scale] = None,
+                    sampling_prob: Optional[float] = None) -> NoiseUplink:
+    """N(0, sigma^2) on every coordinate of every upload (sigma: float, per round or per client);
+    ``sampling_prob``: the upload was computed on a Poisson sample (see :class:`NoiseUplink`)."""
+    return NoiseUplink(sigma, "gaussian", sensitivity, sampling_prob)
 
 
-def laplace_uplink(scale: Scale, sensitivity: Optional[Scale] = None) -> NoiseUplink:
+def laplace_uplink(scale: Scale, sensitivity: Optional[Scale] = None,
+                   sampling_prob: Optional[float] = None) -> NoiseUplink:
     """Lap(0, scale) on every coordinate of every upload (Zhou et al., Theorem 1)."""
-    return NoiseUplink(scale, "laplace", sensitivity)
+    return NoiseUplink(scale, "laplace", sensitivity, sampling_prob)
 
 
 def gaussian_downlink(sigma: Scale, sensitivity: Optional[Scale] = None) -> GaussianDownlink:

@@ -372,12 +372,29 @@ class FederatedData:
         """Rows ``idx[K, B]`` (positions within each client's own data) of ``clients[K]``:
         ``(x[K, B, F], y[K, B])``.  Positions at or beyond a client's count return the
         client's last row; callers mask them.  One ``index_select`` on the flat rows."""
+        view = self._contiguous_view(clients, idx)
+        if view is not None:
+            return view
         dev = self._first.device
         c = clients.reshape(-1).to(dev)
         rows = torch.minimum(idx.to(dev), self._last.index_select(0, c))
         rows = rows.add_(self._first.index_select(0, c)).reshape(-1)
         x = self.x_train.index_select(0, rows).view(*idx.shape, *self.x_train.shape[1:])
         return x, self.y_train.index_select(0, rows).view(idx.shape)
+
+    def _contiguous_view(self, clients: torch.Tensor, idx: torch.Tensor):
+        """Every row, in order, of consecutive clients of equal size (a full batch): a view
+        of the flat storage instead of a copy; None otherwise."""
+        if idx.dim() != 2 or idx.shape[1] == 0:
+            return None
+        c, n = clients.reshape(-1).cpu(), idx.shape[1]
+        if bool((self.counts[c] != n).any()) or (len(c) > 1 and bool((c[1:] - c[:-1] != 1).any())):
+            return None
+        if not torch.equal(idx.cpu(), torch.arange(n).expand(len(c), n)):
+            return None
+        a = int(self.offsets[c[0]])
+        x = self.x_train[a:a + len(c) * n]
+        return x.view(len(c), n, *self.x_train.shape[1:]), self.y_train[a:a + len(c) * n].view(len(c), n)
 
     def padded(self, clients: torch.Tensor):
         """All rows of ``clients[K]``, padded to the largest of them:

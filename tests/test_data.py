@@ -227,3 +227,19 @@ def test_cache_folder_is_keyed_to_the_source_files(tmp_path):
     (a / data.IMAGE_FILES[1]).unlink()
     assert key("mnist", a) != before
     assert key("mnist", tmp_path / "nothing") == key("mnist", tmp_path / "nothing-either")
+
+
+def test_gather_full_batch_of_consecutive_equal_clients_is_a_view():
+    from fldp.data import FederatedData
+    x = torch.arange(48, dtype=torch.float32).reshape(12, 4)
+    y = torch.arange(12)
+    fd = FederatedData(x, y, torch.tensor([3, 3, 3, 3]), x[:2], y[:2])
+    clients, full = torch.tensor([1, 2]), torch.arange(3).expand(2, 3).clone()
+    xv, yv = fd.gather(clients, full)
+    assert xv.data_ptr() == x[3].data_ptr()           # no copy
+    assert torch.equal(xv, x[3:9].view(2, 3, 4)) and torch.equal(yv, y[3:9].view(2, 3))
+    # not consecutive, not every row, or unequal sizes: the copying path, same values
+    xs, _ = fd.gather(torch.tensor([2, 0]), full)
+    assert xs.data_ptr() != x.data_ptr() and torch.equal(xs[1], x[0:3])
+    xp, _ = fd.gather(clients, torch.tensor([[0, 2, 1], [0, 1, 2]]))
+    assert torch.equal(xp[0], x[[3, 5, 4]])

@@ -432,12 +432,26 @@ def federate(ds: Dataset, parts: list[torch.Tensor], *, max_test: int | None = N
     return FederatedData(ds.x_train[used], ds.y_train[used], counts, x_test, y_test)
 
 
+def unit_pixels(ds: Dataset) -> Dataset:
+    """An image dataset with pixels back in [0, 1] (``ToTensor`` without normalisation):
+    the loaders standardise with the dataset's mean and std."""
+    if ds.name not in IMAGE_DATASETS:
+        raise ValueError(f"pixels='unit' is only for the image datasets {list(IMAGE_DATASETS)}, not {ds.name!r}")
+    _, _, mean, std = IMAGE_DATASETS[ds.name]
+    return Dataset(ds.name, ds.x_train * std + mean, ds.y_train, ds.x_test * std + mean, ds.y_test)
+
+
 def federated_dataset(name: str, num_clients: int, scheme: str = "iid", *, seed: int = 0,
                       subsample: int | None = None, max_test: int | None = None,
-                      **partition_kwargs) -> FederatedData:
+                      pixels: str = "standardized", **partition_kwargs) -> FederatedData:
     """Load ``name``, optionally keep a seeded random ``subsample`` of the training set
-    (quick mode), and split it among ``num_clients`` clients."""
+    (quick mode), and split it among ``num_clients`` clients.  ``pixels``: image features
+    ``"standardized"`` (zero mean, unit variance over the training set) or ``"unit"``
+    (in [0, 1])."""
+    validate.choice("pixels", pixels, ("standardized", "unit"))
     ds = load(name)
+    if pixels == "unit":
+        ds = unit_pixels(ds)
     if subsample is not None:
         validate.integer("subsample", subsample, num_clients, len(ds.y_train))
         g = torch.Generator().manual_seed(seed + 7919)

@@ -243,3 +243,14 @@ def test_gather_full_batch_of_consecutive_equal_clients_is_a_view():
     assert xs.data_ptr() != x.data_ptr() and torch.equal(xs[1], x[0:3])
     xp, _ = fd.gather(clients, torch.tensor([[0, 2, 1], [0, 1, 2]]))
     assert torch.equal(xp[0], x[[3, 5, 4]])
+
+
+def test_unit_pixels_undo_the_standardisation():
+    from fldp import data as D
+    std = D.federated_dataset("mnist", 2, "iid", subsample=200, max_test=50)
+    unit = D.federated_dataset("mnist", 2, "iid", subsample=200, max_test=50, pixels="unit")
+    assert float(unit.x_train.min()) == pytest.approx(0.0, abs=1e-6)
+    assert float(unit.x_train.max()) == pytest.approx(1.0, abs=1e-6)
+    torch.testing.assert_close(unit.x_test, std.x_test * 0.3081 + 0.1307)
+    with pytest.raises(ValueError, match="pixels"):
+        D.federated_dataset("mnist", 2, "iid", subsample=200, pixels="raw")

@@ -29,6 +29,7 @@ Either way :class:`Calibration` carries ``eps_run``, what the run really spends.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import asdict, dataclass
 from typing import Optional
@@ -107,6 +108,7 @@ def _client_event(mechanism: str, z: float, q: float, count: int):
     return accounting.self_composed(one, count=count)
 
 
+@functools.lru_cache(maxsize=512)
 def calibrate(*, mechanism: str, eps: float, b: int, T: int, N: int, d_i: int,
               delta: float = 1e-5, q: Optional[float] = None, xi: Optional[float] = None,
               rule: str = "paper", c2: Optional[float] = None,
@@ -115,7 +117,7 @@ def calibrate(*, mechanism: str, eps: float, b: int, T: int, N: int, d_i: int,
     ``delta`` is only where ``eps_run`` is read), b of N clients, T rounds, clients of
     ``d_i`` rows (the smallest), sampling rate ``q``, clipping bound ``xi``.  See the
     module docstring for ``rule``; ``c2`` (Gaussian, rule 'paper') defaults to the classic
-    sqrt(2 ln(1.25/delta))."""
+    sqrt(2 ln(1.25/delta)).  Cached: repeats of a setting (seeds) calibrate once."""
     validate.choice("mechanism", mechanism, MECHANISMS)
     validate.choice("rule", rule, RULES)
     eps = validate.positive("eps", eps)

@@ -1,0 +1,144 @@
+"""The problem constants of Zhou et al.'s bounds, estimated from the data.
+
+Theorems 3-4 and Table I need mu (strong convexity, Assumption 4), lambda (smoothness,
+Assumption 3), G (Assumption 5), Lambda_i (Assumption 6), xi_1 / xi_2 (Assumptions 1-2),
+Gamma (Definition 4) and Y_0.  The paper's "Discussion of Implementation" (Sec. V-B) says
+mu, lambda, xi_1 and G "can be estimated ... by leveraging the existing algorithms
+introduced in [21], [42]" (Wang et al. 2019 measure such constants along the training
+trajectory) and gives a recipe for Y_0 and Gamma only.  :func:`estimate_constants` does
+exactly this, on a non-private FedSGD trajectory theta_0..theta_K (all N clients, every
+row, the experiments' learning rate):
+
+* **lambda** = max over clients i and ``hessian_points`` trajectory points of the largest
+  Hessian eigenvalue of F_i (power iteration, :func:`fldp.estimates.hessian_top_eigenvalue`);
+* **mu**: the smallest Hessian eigenvalue of unregularised softmax regression is exactly 0
+  (adding one vector to every class's weights leaves the loss unchanged), so Assumption 4
+  fails and the bound's gamma = 2 lambda / mu is infinite.  We take the curvature the
+  iterates see: mu = min over clients and consecutive trajectory points of the secant
+  <grad F_i(theta_{t+1}) - grad F_i(theta_t), theta_{t+1} - theta_t> / ||theta_{t+1} - theta_t||^2
+  (restricted strong convexity along the path, in the spirit of [42]'s secant estimates);
+* **G**^2 = max over points and clients of the mean over the client's rows of
+  ||grad F(theta, zeta)||^2 (Assumption 5's expectation over zeta, unclipped);
+* **xi_1**, **xi_2** = max over points and rows of the l1 / l2 norm of a row's gradient
+  (Assumptions 1-2, unclipped; the experiments clip at 300 and 10);
+* **Lambda_i**^2 = max over points of the mean over client i's rows of
+  ||grad F_i(theta, D_i) - grad F(theta, zeta)||^2 (Assumption 6);
+* **Y_0** = sum_i d_i/d ||theta_0 - theta_i*||^2 and **Gamma** = max_i F_i* - sum_i d_i/d F_i*
+  (the paper's recipe), with theta_i* the local model after ``local_steps`` full-batch
+  gradient steps of rate ``local_lr`` from theta_0 on client i's rows: a two-digit client's
+  data are (nearly) linearly separable, so its unregularised optimum lies at infinity and
+  theta_i* is a fixed-budget proxy (Y_0 grows with the budget; the notebook shows how much).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+import torch
+
+from ... import engine, estimates, validate
+from ...data import FederatedData
+from ...models import Model
+from . import algorithm as alg
+
+
+def per_sample_gradients(model: Model, params: torch.Tensor, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Gradient of the loss of each row of ``(x[B, ...], y[B])`` at ``params[D]``: ``[B, D]``
+    (torch.func vmap over rows; the regulariser, data-independent, is left out)."""
+    from torch.func import grad as fgrad, vmap
+
+    def one(p, xs, ys):
+        return model.per_sample_loss(p[None], xs[None, None], ys[None, None])[0, 0]
+
+    return vmap(fgrad(one), in_dims=(None, 0, 0))(params.detach(), x, y)
+
+
+def gradient_statistics(model: Model, params: torch.Tensor, data: FederatedData,
+                        chunk: int = 1000) -> dict:
+    """Per client at one model: mean ||g_zeta||^2, the full-batch gradient, Lambda_i^2, and
+    the largest l1 / l2 row-gradient norm (``chunk`` rows at a time)."""
+    out = {"mean_sq": [], "Lambda_sq": [], "max_l1": [], "max_l2": []}
+    for i in range(data.num_clients):
+        x, y = data.client(i)
+        total = torch.zeros(model.dim, dtype=torch.float64)
+        sq, l1, l2 = 0.0, 0.0, 0.0
+        for a in range(0, len(y), chunk):
+            g = per_sample_gradients(model, params, x[a:a + chunk], y[a:a + chunk]).double()
+            total += g.sum(dim=0)
+            n2 = (g * g).sum(dim=1)
+            sq += float(n2.sum())
+            l1 = max(l1, float(g.abs().sum(dim=1).max()))
+            l2 = max(l2, float(n2.max().sqrt()))
+        n = len(y)
+        mean = total / n
+        out["mean_sq"].append(sq / n)
+        out["Lambda_sq"].append(sq / n - float(mean @ mean))
+        out["max_l1"].append(l1)
+        out["max_l2"].append(l2)
+    return {k: np.array(v) for k, v in out.items()}
+
+
+def secant_curvature(model: Model, a: torch.Tensor, b: torch.Tensor, data: FederatedData) -> np.ndarray:
+    """<grad F_i(b) - grad F_i(a), b - a> / ||b - a||^2 for every client i, ``[N]``."""
+    s = (b - a).double()
+    dg = (estimates.client_gradients(model, b, data) - estimates.client_gradients(model, a, data)).double()
+    return (dg @ s / (s @ s)).numpy()
+
+
+def local_optima(model: Model, theta0: torch.Tensor, data: FederatedData, *, local_steps: int,
+                 local_lr: float) -> torch.Tensor:
+    """theta_i* proxies: ``local_steps`` full-batch gradient steps of rate ``local_lr`` from
+    ``theta0`` on each client's own rows, all clients at once (the engine's local training)."""
+    cfg = engine.FLConfig(num_rounds=1, local_steps=validate.integer("local_steps", local_steps, 1),
+                          sampling="full", lr=validate.positive("local_lr", local_lr), seed=0)
+    return engine.local_train(model, theta0, data, torch.arange(data.num_clients), cfg)
+
+
+def estimate_constants(model: Model, data: FederatedData, *, T_traj: int = 50, lr: float = 0.05,
+                       lr_decay: float = 0.01, local_steps: int = 200, local_lr: Optional[float] = None,
+                       stat_points: int = 4, hessian_points: int = 2, hessian_iters: int = 30,
+                       seed: int = 0) -> dict:
+    """mu, lambda, G, Gamma, Y_0, xi_1, xi_2, Lambda_i of ``model`` on ``data`` (module
+    docstring), with p, d, N and gamma = 2 lambda / mu.
+
+    The trajectory: ``T_traj`` rounds of non-private FedSGD (b = N, every row, learning rate
+    ``lr / (1 + lr_decay (t - 1))``) from the seeded initial model.  Gradient statistics at
+    ``stat_points`` evenly spaced points (first and last included), Hessians at
+    ``hessian_points``; secants between every pair of consecutive points.  ``local_lr``
+    defaults to 1/lambda (gradient descent's safe step on a lambda-smooth loss).
+    """
+    T_traj = validate.integer("T_traj", T_traj, 1)
+    traj = []
+
+    def observe(ctx):
+        traj.extend(([ctx.global_params.clone()] if ctx.t == 1 else []) + [ctx.params.clone()])
+
+    cfg = alg.config(mechanism="laplace", b=data.num_clients, T=T_traj, lr=lr, lr_decay=lr_decay,
+                     private=False, seed=seed, eval_every=T_traj)
+    hist = engine.run(model, data, cfg, observer=observe)
+    pick = lambda k: sorted(set(np.linspace(0, T_traj, max(1, min(k, T_traj + 1))).round().astype(int).tolist()))
+    stats = [gradient_statistics(model, traj[t], data) for t in pick(stat_points)]
+    curv = np.array([secant_curvature(model, traj[t], traj[t + 1], data) for t in range(T_traj)])
+    hess = [[estimates.hessian_top_eigenvalue(model, traj[t], *data.client(i), iters=hessian_iters,
+                                              seed=seed)[0] for i in range(data.num_clients)]
+            for t in pick(hessian_points)]
+    theta0 = traj[0]
+    mu, lam = float(curv.min()), float(np.max(hess))
+    local_lr = 1.0 / lam if local_lr is None else local_lr
+    opt = local_optima(model, theta0, data, local_steps=local_steps, local_lr=local_lr)
+    p_i = data.weights.double().numpy()
+    F_opt = np.array([float(estimates.client_losses(model, opt[i], data)[i]) for i in range(data.num_clients)])
+    Y0 = float((p_i * ((opt - theta0[None]).double() ** 2).sum(dim=1).numpy()).sum())
+    stack = lambda k: np.stack([s[k] for s in stats])
+    return {
+        "mu": mu, "lam": lam, "gamma": 2 * lam / mu,
+        "G": float(np.sqrt(stack("mean_sq").max())),
+        "Gamma": float(F_opt.max() - (p_i * F_opt).sum()),
+        "Y0": Y0, "xi1": float(stack("max_l1").max()), "xi2": float(stack("max_l2").max()),
+        "Lambda": np.sqrt(stack("Lambda_sq").max(axis=0)).tolist(),
+        "p": int(model.dim), "d": int(data.counts.sum()), "N": int(data.num_clients),
+        "details": {"points": pick(stat_points), "hessian_points": pick(hessian_points),
+                    "hessian_top": np.array(hess).tolist(), "secant_min_per_step": curv.min(axis=1).tolist(),
+                    "F_i_star": F_opt.tolist(), "train_loss": list(hist.train_loss),
+                    "local_steps": local_steps, "local_lr": local_lr, "T_traj": T_traj},
+    }

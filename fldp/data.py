@@ -6,6 +6,8 @@ named by ``$FLDP_DATA_DIR``.  Expected files (exactly the official releases)::
     <data>/mnist/{train,t10k}-images-idx3-ubyte.gz, {train,t10k}-labels-idx1-ubyte.gz
     <data>/fashion-mnist/  the same four names (Fashion-MNIST)
     <data>/adult/adult.data, adult.test                 (UCI Adult)
+    <data>/femnist/{train,test}/*.json                  (LEAF FEMNIST; or <data>/emnist/
+                                                         emnist-byclass-*: see load_femnist)
 
 Image datasets are read by ``torchvision.datasets`` (MNIST / FashionMNIST): the ``.gz``
 files are linked into a torchvision root under ``$FLDP_CACHE_DIR`` (default ``.cache/``),
@@ -22,13 +24,19 @@ Partitions return one index tensor per client and are reproducible from ``seed``
 client).  Unequal client sizes are kept (``FederatedData.counts``); aggregation weights are
 p_i = |D_i| / |D| (Wei et al. 2020, eq. (1)) and the privacy calibration of Wei et al.
 uses m = the smallest local dataset (Sec. III-A).
+
+FEMNIST (Zhou et al., Sec. VII-A) is never downloaded: :func:`load_femnist` reads LEAF's
+JSON files, or EMNIST ByClass as a stand-in, when they are in the data directory, and
+:func:`femnist_available` tells a notebook whether they are.
 """
 from __future__ import annotations
 
 import contextlib
 import csv
 import functools
+import gzip
 import hashlib
+import heapq
 import json
 import os
 import socket
@@ -50,7 +58,7 @@ IMAGE_DATASETS = {
     "mnist": ("mnist", "MNIST", 0.1307, 0.3081),
     "fashion-mnist": ("fashion-mnist", "FashionMNIST", 0.2860, 0.3530),
 }
-DATASETS = (*IMAGE_DATASETS, "adult")
+DATASETS = (*IMAGE_DATASETS, "adult", "femnist")
 PARTITIONS = ("iid", "dirichlet", "classes")
 
 
@@ -91,13 +99,18 @@ def _missing_message(name: str, folder: Path, missing: list[str]) -> str:
 
 @dataclass(frozen=True)
 class Dataset:
-    """Features ``x`` (float32, flattened) and integer labels ``y`` for train and test."""
+    """Features ``x`` (float32, flattened) and integer labels ``y`` for train and test.
+
+    ``pixel_stats``: the (mean, std) the pixels were standardised with, when they were and
+    the dataset is not one of ``IMAGE_DATASETS`` (whose constants are fixed); used by
+    :func:`unit_pixels`."""
 
     name: str
     x_train: torch.Tensor
     y_train: torch.Tensor
     x_test: torch.Tensor
     y_test: torch.Tensor
+    pixel_stats: tuple[float, float] | None = None
 
     @property
     def num_features(self) -> int:
@@ -109,8 +122,12 @@ class Dataset:
 
 
 def load(name: str, *, download: bool = True) -> Dataset:
-    """Load ``mnist``, ``fashion-mnist`` or ``adult`` (cached in memory per process)."""
+    """Load ``mnist``, ``fashion-mnist``, ``adult`` or ``femnist`` (cached in memory per
+    process).  ``femnist``: all training rows pooled, standardised with their own pixel
+    mean and std (see :func:`load_femnist`; the writers are in ``load_femnist().writers``)."""
     validate.choice("dataset", name, DATASETS)
+    if name == "femnist":  # load_femnist keeps its own cache, keyed to the files
+        return standardize(load_femnist().dataset)
     return _load_cached(name, download)
 
 
@@ -435,27 +452,337 @@ def federate(ds: Dataset, parts: list[torch.Tensor], *, max_test: int | None = N
 def unit_pixels(ds: Dataset) -> Dataset:
     """An image dataset with pixels back in [0, 1] (``ToTensor`` without normalisation):
     the loaders standardise with the dataset's mean and std."""
-    if ds.name not in IMAGE_DATASETS:
-        raise ValueError(f"pixels='unit' is only for the image datasets {list(IMAGE_DATASETS)}, not {ds.name!r}")
-    _, _, mean, std = IMAGE_DATASETS[ds.name]
+    if ds.pixel_stats is not None:
+        mean, std = ds.pixel_stats
+    elif ds.name in IMAGE_DATASETS:
+        _, _, mean, std = IMAGE_DATASETS[ds.name]
+    else:
+        raise ValueError(f"pixels='unit' is only for the image datasets {list(IMAGE_DATASETS)} "
+                         f"and standardised FEMNIST, not {ds.name!r}")
     return Dataset(ds.name, ds.x_train * std + mean, ds.y_train, ds.x_test * std + mean, ds.y_test)
 
 
-def federated_dataset(name: str, num_clients: int, scheme: str = "iid", *, seed: int = 0,
+def standardize(ds: Dataset) -> Dataset:
+    """Pixels in [0, 1] -> zero mean and unit variance over the training set (one mean and
+    one std for all pixels, like the MNIST constants); ``pixel_stats`` records them."""
+    std, mean = torch.std_mean(ds.x_train)
+    mean, std = float(mean), float(std)
+    std = std if std > 0 else 1.0
+    return Dataset(ds.name, (ds.x_train - mean) / std, ds.y_train, (ds.x_test - mean) / std,
+                   ds.y_test, pixel_stats=(mean, std))
+
+
+def federated_dataset(name: str, num_clients: int, scheme: str | None = None, *, seed: int = 0,
                       subsample: int | None = None, max_test: int | None = None,
                       pixels: str = "standardized", **partition_kwargs) -> FederatedData:
     """Load ``name``, optionally keep a seeded random ``subsample`` of the training set
     (quick mode), and split it among ``num_clients`` clients.  ``pixels``: image features
     ``"standardized"`` (zero mean, unit variance over the training set) or ``"unit"``
-    (in [0, 1])."""
+    (in [0, 1]).  ``scheme``: a :func:`partition` scheme, ``"iid"`` by default.
+
+    ``femnist`` (Zhou et al., Sec. VII-A; see :func:`load_femnist`): from LEAF's files when
+    present, the default scheme ``"writers"`` groups the writers into ``num_clients``
+    clients (:func:`group_writers`; ``grouping="balanced"`` or ``"round_robin"``); from
+    EMNIST ByClass (no writer ids) the default is ``"dirichlet"`` label skew with
+    ``alpha=FEMNIST_DIRICHLET_ALPHA`` (1.0) unless ``alpha`` is given.  The partition
+    schemes apply to either source, ignoring the writers.  ``source="leaf"`` or
+    ``"emnist"`` picks one (default ``"auto"``: LEAF if present, else EMNIST, else
+    :class:`MissingDataError`).  Standardisation uses the pixel mean and std of the whole
+    training set (before ``subsample``).  Zhou et al. use 70,037 samples: ``subsample``
+    reaches that size from a larger set.
+    """
     validate.choice("pixels", pixels, ("standardized", "unit"))
+    if name == "femnist":
+        return _federated_femnist(num_clients, scheme, seed=seed, subsample=subsample,
+                                  max_test=max_test, pixels=pixels, **partition_kwargs)
+    scheme = "iid" if scheme is None else scheme
     ds = load(name)
     if pixels == "unit":
         ds = unit_pixels(ds)
-    if subsample is not None:
-        validate.integer("subsample", subsample, num_clients, len(ds.y_train))
-        g = torch.Generator().manual_seed(seed + 7919)
-        keep = torch.randperm(len(ds.y_train), generator=g)[:subsample]
-        ds = Dataset(ds.name, ds.x_train[keep], ds.y_train[keep], ds.x_test, ds.y_test)
+    ds, _ = _subsample(ds, None, subsample, num_clients, seed)
     parts = partition(ds.y_train, num_clients, scheme, seed=seed, **partition_kwargs)
+    return federate(ds, parts, max_test=max_test)
+
+
+def _subsample(ds: Dataset, writers: torch.Tensor | None, subsample: int | None, num_clients: int,
+               seed: int) -> tuple[Dataset, torch.Tensor | None]:
+    """A seeded random ``subsample`` of the training rows (and their writers)."""
+    if subsample is None:
+        return ds, writers
+    validate.integer("subsample", subsample, num_clients, len(ds.y_train))
+    g = torch.Generator().manual_seed(seed + 7919)
+    keep = torch.randperm(len(ds.y_train), generator=g)[:subsample]
+    out = Dataset(ds.name, ds.x_train[keep], ds.y_train[keep], ds.x_test, ds.y_test, ds.pixel_stats)
+    return out, None if writers is None else writers[keep]
+
+
+# -- FEMNIST (Zhou et al., Sec. VII-A) -------------------------------------------------
+FEMNIST_CLASSES = 62  # 0-9 digits, 10-35 upper case, 36-61 lower case (LEAF and EMNIST ByClass)
+FEMNIST_SOURCES = ("auto", "leaf", "emnist")
+FEMNIST_SCHEMES = ("writers", *PARTITIONS)
+FEMNIST_GROUPINGS = ("balanced", "round_robin")
+FEMNIST_DIRICHLET_ALPHA = 1.0  # EMNIST stand-in for the writers: moderate label skew
+LEAF_URL = "https://github.com/TalwalkarLab/leaf"
+EMNIST_URL = "https://www.nist.gov/itl/products-and-services/emnist-dataset"
+EMNIST_FILES = ("emnist-byclass-train-images-idx3-ubyte.gz", "emnist-byclass-train-labels-idx1-ubyte.gz",
+                "emnist-byclass-test-images-idx3-ubyte.gz", "emnist-byclass-test-labels-idx1-ubyte.gz")
+
+
+@dataclass(frozen=True)
+class FemnistData:
+    """FEMNIST as read from disk: ``dataset`` with pixels in [0, 1] (not standardised);
+    ``writers[n_train]`` (int64) the writer of each training row, an index into
+    ``writer_names`` (LEAF), or None (EMNIST has no writer ids); ``source`` is ``"leaf"``
+    or ``"emnist"``."""
+
+    dataset: Dataset
+    writers: torch.Tensor | None
+    writer_names: tuple[str, ...]
+    source: str
+
+
+def _leaf_dir() -> Path | None:
+    """The folder holding LEAF's ``train/`` and ``test/`` JSON files: ``<data>/femnist``, or
+    ``<data>/femnist/data`` (LEAF's own layout, ``leaf/data/femnist/data``); None if neither
+    has ``*.json`` files in both."""
+    for folder in (data_dir() / "femnist", data_dir() / "femnist" / "data"):
+        if all(any((folder / split).glob("*.json")) for split in ("train", "test")):
+            return folder
+    return None
+
+
+def _emnist_paths() -> dict[str, Path] | None:
+    """Each EMNIST ByClass file, ``.gz`` or uncompressed, under ``<data>/emnist``; None
+    unless all four are there."""
+    folder, out = data_dir() / "emnist", {}
+    for f in EMNIST_FILES:
+        found = [p for p in (folder / f, folder / f[:-3]) if p.is_file()]
+        if not found:
+            return None
+        out[f] = found[0]
+    return out
+
+
+def femnist_source() -> str | None:
+    """``"leaf"`` or ``"emnist"``: which FEMNIST files :func:`load_femnist` would read
+    (LEAF first); None when neither is complete."""
+    if _leaf_dir() is not None:
+        return "leaf"
+    return "emnist" if _emnist_paths() is not None else None
+
+
+def femnist_available() -> bool:
+    """True when LEAF FEMNIST or EMNIST ByClass files are in the data directory (a notebook
+    runs its FEMNIST part only then; nothing is ever downloaded)."""
+    return femnist_source() is not None
+
+
+def _femnist_missing_message(source: str) -> str:
+    data = data_dir()
+    leaf, emnist = data / "femnist", data / "emnist"
+    lines = [f"dataset 'femnist' (source={source!r}): no complete set of files found, and FEMNIST "
+             "is never downloaded.  Put either"]
+    if source in ("auto", "leaf"):
+        lines += [f"  LEAF FEMNIST (writers as clients; {LEAF_URL}, data/femnist/preprocess.sh, e.g.",
+                  "  `./preprocess.sh -s niid --sf 0.1 -k 0 -t sample`): its JSON files in",
+                  f"    {leaf / 'train'}/*.json",
+                  f"    {leaf / 'test'}/*.json",
+                  f"  (or LEAF's own layout {leaf / 'data' / 'train'}/*.json and .../test/*.json)"]
+    if source in ("auto", "emnist"):
+        lines.append(("  or " if source == "auto" else "  ")
+                     + f"EMNIST ByClass (62 classes, no writer ids; {EMNIST_URL}, gzip.zip), in {emnist}:")
+        for f in EMNIST_FILES:
+            there = any((emnist / n).is_file() for n in (f, f[:-3]))
+            lines.append(f"    put {f} at {emnist / f}" + ("  (found)" if there else "  (missing)")
+                         + f"  (or uncompressed, {f[:-3]})")
+    lines.append("(set FLDP_DATA_DIR to use another data directory; see data/README.md)")
+    return "\n".join(lines)
+
+
+def _stamp(paths: list[Path]) -> str:
+    """Hash of each file's resolved path, size and mtime: the key of a cache built from them."""
+    stamp = []
+    for src in paths:
+        st = src.stat()
+        stamp.append([str(src.resolve()), st.st_size, st.st_mtime_ns])
+    return hashlib.sha256(json.dumps(stamp).encode()).hexdigest()[:16]
+
+
+def load_femnist(source: str = "auto") -> FemnistData:
+    """FEMNIST's 62 classes from the data directory, pixels in [0, 1] (flat rows of 784).
+
+    * ``leaf``: LEAF's FEMNIST (Caldas et al. 2018), the JSON files its ``preprocess.sh``
+      writes, ``<data>/femnist/train/*.json`` and ``<data>/femnist/test/*.json`` (or under
+      ``<data>/femnist/data/``), each ``{"users", "num_samples", "user_data": {user: {"x":
+      [[784 floats]], "y": [int]}}}``.  The pixel values are kept as LEAF writes them
+      (grey level / 255 of the NIST scans: dark strokes on a light background).  Every
+      training row keeps its writer (``writers``); the test files are pooled.
+    * ``emnist``: EMNIST ByClass (Cohen et al. 2017), the same 62 classes without writer
+      ids, from the official idx files in ``<data>/emnist/`` (``.gz`` or uncompressed).
+      EMNIST stores each 28x28 image transposed relative to MNIST; it is transposed back
+      here, so rows read like MNIST rows (upright, light strokes on a dark background).
+    * ``auto``: LEAF if its files are present, else EMNIST.
+
+    Parsed arrays are cached under ``$FLDP_CACHE_DIR/femnist/<source>-<hash>`` (the hash of
+    the source files' resolved paths, sizes and mtimes: other or changed files get a new
+    folder), and in memory for the last source read.  Missing files raise
+    :class:`MissingDataError` naming both folders and every file expected.
+    """
+    validate.choice("source", source, FEMNIST_SOURCES)
+    kind = femnist_source() if source == "auto" else source
+    if kind == "leaf" and (folder := _leaf_dir()) is not None:
+        files = sorted((folder / "train").glob("*.json")) + sorted((folder / "test").glob("*.json"))
+        return _femnist_cached("leaf", tuple(str(f) for f in files), _stamp(files))
+    if kind == "emnist" and (paths := _emnist_paths()) is not None:
+        files = [paths[f] for f in EMNIST_FILES]
+        return _femnist_cached("emnist", tuple(str(f) for f in files), _stamp(files))
+    raise MissingDataError(_femnist_missing_message(source))
+
+
+@functools.lru_cache(maxsize=1)
+def _femnist_cached(kind: str, files: tuple[str, ...], key: str) -> FemnistData:
+    folder = cache_dir() / "femnist" / f"{kind}-{key}"
+    target = folder / "arrays.npz"
+    with _locked(folder / ".lock"):
+        if not target.exists():
+            arrays = _read_leaf([Path(f) for f in files]) if kind == "leaf" else \
+                _read_emnist([Path(f) for f in files])
+            tmp = folder / "arrays.tmp.npz"
+            np.savez(tmp, **arrays)
+            os.replace(tmp, target)
+        with np.load(target) as z:
+            arrays = {k: z[k] for k in z.files}
+
+    def pixels(a):
+        x = torch.from_numpy(a)
+        return x.to(torch.float32).div_(255.0) if a.dtype == np.uint8 else x.to(torch.float32)
+
+    ds = Dataset("femnist", pixels(arrays["x_train"]), torch.from_numpy(arrays["y_train"]).to(torch.int64),
+                 pixels(arrays["x_test"]), torch.from_numpy(arrays["y_test"]).to(torch.int64))
+    if kind == "leaf":
+        names = tuple(json.loads(bytes(arrays["writer_names"]).decode()))
+        return FemnistData(ds, torch.from_numpy(arrays["writers"]).to(torch.int64), names, "leaf")
+    return FemnistData(ds, None, (), "emnist")
+
+
+def _read_leaf(files: list[Path]) -> dict[str, np.ndarray]:
+    """LEAF JSON files -> arrays; the writers of the training files are indexed in sorted
+    order of their names (a writer spread over several files is one writer)."""
+    splits = {"train": ([], [], []), "test": ([], [], [])}  # images, labels, (writer, rows)
+    for path in files:
+        xs, ys, ws = splits[path.parent.name]
+        with open(path) as fh:
+            blob = json.load(fh)
+        users, user_data = blob.get("users"), blob.get("user_data")
+        if not isinstance(users, list) or not isinstance(user_data, dict):
+            raise ValueError(f"{path}: not a LEAF file (needs 'users' and 'user_data')")
+        for user in users:
+            x = np.asarray(user_data[user]["x"], dtype=np.float32).reshape(-1, 784)
+            y = np.asarray(user_data[user]["y"], dtype=np.int64).reshape(-1)
+            if len(x) != len(y):
+                raise ValueError(f"{path}: writer {user!r} has {len(x)} images and {len(y)} labels")
+            if len(y) and (y.min() < 0 or y.max() >= FEMNIST_CLASSES):
+                raise ValueError(f"{path}: writer {user!r} has labels outside [0, {FEMNIST_CLASSES - 1}]")
+            xs.append(x), ys.append(y), ws.append((str(user), len(y)))
+    out = {}
+    for split, (xs, ys, _) in splits.items():
+        if not xs:
+            raise ValueError(f"LEAF FEMNIST: no writers in the {split} files")
+        out[f"x_{split}"] = np.concatenate(xs)
+        out[f"y_{split}"] = np.concatenate(ys)
+    train = splits["train"][2]
+    names = sorted({u for u, _ in train})
+    index = {u: i for i, u in enumerate(names)}
+    out["writers"] = np.repeat(np.asarray([index[u] for u, _ in train], dtype=np.int64),
+                               [n for _, n in train])
+    out["writer_names"] = np.frombuffer(json.dumps(names).encode(), dtype=np.uint8)
+    return out
+
+
+def _read_idx(path: Path) -> np.ndarray:
+    """An idx file (uint8 data, ``.gz`` or not) -> array of its shape."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rb") as fh:
+        buf = fh.read()
+    if len(buf) < 4 or buf[0] != 0 or buf[1] != 0 or buf[2] != 0x08:
+        raise ValueError(f"{path}: not an idx file of unsigned bytes (magic {buf[:4].hex()})")
+    ndim = buf[3]
+    dims = [int.from_bytes(buf[4 + 4 * i:8 + 4 * i], "big") for i in range(ndim)]
+    data = np.frombuffer(buf, dtype=np.uint8, offset=4 + 4 * ndim)
+    if data.size != int(np.prod(dims)):
+        raise ValueError(f"{path}: header says {dims}, file holds {data.size} values")
+    return data.reshape(dims)
+
+
+def _read_emnist(files: list[Path]) -> dict[str, np.ndarray]:
+    """EMNIST idx files (train images, train labels, test images, test labels) -> arrays,
+    each image transposed back to MNIST's orientation."""
+    out = {}
+    for split, (images, labels) in (("train", files[:2]), ("test", files[2:])):
+        x, y = _read_idx(images), _read_idx(labels)
+        if x.ndim != 3 or y.ndim != 1 or len(x) != len(y) or x.shape[1:] != (28, 28):
+            raise ValueError(f"EMNIST {split}: images {x.shape} and labels {y.shape} do not match")
+        if len(y) and int(y.max()) >= FEMNIST_CLASSES:
+            raise ValueError(f"EMNIST {split}: labels beyond {FEMNIST_CLASSES - 1}; expected the ByClass files")
+        out[f"x_{split}"] = np.ascontiguousarray(x.transpose(0, 2, 1)).reshape(len(x), 784)
+        out[f"y_{split}"] = y.astype(np.int64)
+    return out
+
+
+def group_writers(writers: torch.Tensor, num_clients: int, grouping: str = "balanced", *,
+                  seed: int = 0) -> list[torch.Tensor]:
+    """Group the writers of the training rows into ``num_clients`` clients, each writer
+    whole on one client; returns the row indices of each client (seeded order).
+
+    The writers are first put in a seeded random order; then
+
+    * ``balanced``: largest writer first (ties in that random order), each to the client
+      holding the fewest rows so far (ties: the lowest client index): clients of nearly
+      equal size (greedy longest-processing-time scheduling);
+    * ``round_robin``: writer j of the random order goes to client j mod ``num_clients``
+      (equal numbers of writers, unequal numbers of rows).
+
+    With as many clients as writers, each client is one writer (LEAF's natural clients).
+    """
+    validate.choice("grouping", grouping, FEMNIST_GROUPINGS)
+    w = writers.cpu().numpy()
+    ids, counts = np.unique(w, return_counts=True)
+    num_clients = validate.integer("num_clients", num_clients, 1, len(ids))
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 0xFE3]))
+    order = rng.permutation(len(ids))
+    owner = np.empty(len(ids), dtype=np.int64)
+    if grouping == "round_robin":
+        owner[order] = np.arange(len(ids)) % num_clients
+    else:
+        order = order[np.argsort(-counts[order], kind="stable")]
+        heap = [(0, c) for c in range(num_clients)]
+        for j in order:
+            load, c = heapq.heappop(heap)
+            owner[j] = c
+            heapq.heappush(heap, (load + int(counts[j]), c))
+    client_of_row = owner[np.searchsorted(ids, w)]
+    rows = np.argsort(client_of_row, kind="stable")
+    cuts = np.cumsum(np.bincount(client_of_row, minlength=num_clients))[:-1]
+    return [torch.as_tensor(rng.permutation(p).astype(np.int64)) for p in np.split(rows, cuts)]
+
+
+def _federated_femnist(num_clients: int, scheme: str | None, *, seed: int, subsample: int | None,
+                       max_test: int | None, pixels: str, source: str = "auto",
+                       grouping: str = "balanced", **partition_kwargs) -> FederatedData:
+    fem = load_femnist(source)
+    scheme = scheme if scheme is not None else ("writers" if fem.writers is not None else "dirichlet")
+    validate.choice("scheme", scheme, FEMNIST_SCHEMES)
+    ds = fem.dataset if pixels == "unit" else standardize(fem.dataset)
+    ds, writers = _subsample(ds, fem.writers, subsample, num_clients, seed)
+    if scheme == "writers":
+        if writers is None:
+            raise ValueError(f"scheme='writers' needs LEAF's FEMNIST files (writer ids); the "
+                             f"{fem.source!r} files have none: use scheme='dirichlet'")
+        if partition_kwargs:
+            raise TypeError(f"scheme='writers' takes no partition arguments {sorted(partition_kwargs)}")
+        parts = group_writers(writers, num_clients, grouping, seed=seed)
+    else:
+        if scheme == "dirichlet":
+            partition_kwargs.setdefault("alpha", FEMNIST_DIRICHLET_ALPHA)
+        parts = partition(ds.y_train, num_clients, scheme, seed=seed, **partition_kwargs)
     return federate(ds, parts, max_test=max_test)

@@ -15,6 +15,8 @@ Models (paper -> class):
 * Li, Chang, Chi 2020, Sec. 5: binary logistic regression with L2 (lambda = 1e-4)
   -> :class:`BinaryLogReg`
 * Adaptive CLT noise paper, Sec. 5: 2 conv + 2 fully connected layers -> :class:`CNN`
+* Zhou et al., Sec. VII-A: FEMNIST CNN, 2 conv + 1 fully connected layer, 110,526
+  parameters -> :meth:`CNN.zhou_femnist` (``make_model("zhou_cnn")``)
 
 The two logistic regressions also provide closed-form gradients (:meth:`Model.grad`),
 which the engine uses instead of autograd: that removes most of the per-step overhead in
@@ -284,35 +286,81 @@ class BinaryLogReg(Model):
 
 
 class CNN(Model):
-    """Adaptive CLT noise paper, Sec. 5: two 5x5 conv layers (32, 64 channels, each followed
-    by ReLU and 2x2 max-pooling) and two fully connected layers (512 ReLU units, 10 outputs).
-    The paper gives the layer types but not the widths; these are McMahan et al.'s (2017)
-    MNIST CNN widths.  All clients run as one grouped convolution (``groups = C``)."""
+    """Two conv layers (each followed by ReLU and 2x2 max-pooling), then fully connected
+    layers; all clients run as one grouped convolution (``groups = C``).
 
-    def __init__(self, channels: tuple[int, int] = (32, 64), hidden: int = 512, num_classes: int = 10):
-        c1, c2 = channels
-        self.num_classes = num_classes
-        self.shapes = {"conv1": (c1, 1, 5, 5), "cb1": (c1,), "conv2": (c2, c1, 5, 5), "cb2": (c2,),
-                       "fc1": (c2 * 16, hidden), "fb1": (hidden,), "fc2": (hidden, num_classes),
-                       "fb2": (num_classes,)}
+    * Default, adaptive CLT noise paper, Sec. 5: 5x5 convolutions without padding (32, 64
+      channels), one hidden layer of 512 ReLU units, 10 outputs.  The paper gives the layer
+      types but not the widths; these are McMahan et al.'s (2017) MNIST CNN widths.
+    * :meth:`zhou_femnist`, Zhou et al., Sec. VII-A: 5x5 'same' convolutions with 16 and 32
+      channels (416 and 12,832 parameters), no hidden layer, one output layer of
+      1,569 x 62 = 97,278 parameters: 110,526 in all.
+
+    ``hidden=None`` leaves out the hidden layer (the last conv features feed the output
+    layer directly).  ``padding``: ``"valid"`` (none; 28 -> 24 -> 12 -> 8 -> 4 for 5x5) or
+    ``"same"`` (28 -> 28 -> 14 -> 14 -> 7).  Inputs are flat rows of ``in_channels x
+    image_size x image_size`` values.  Parameter names: ``conv1, cb1, conv2, cb2``, then
+    ``fc1, fb1`` (and ``fc2, fb2`` with a hidden layer), in that order in the flat vector.
+    """
+
+    PADDINGS = ("valid", "same")
+
+    def __init__(self, channels: tuple[int, int] = (32, 64), hidden: int | None = 512,
+                 num_classes: int = 10, *, kernel_size: int = 5, padding: str = "valid",
+                 in_channels: int = 1, image_size: int = 28):
+        c1, c2 = (validate.integer("channels", c, 1) for c in channels)
+        k = self.kernel_size = validate.integer("kernel_size", kernel_size, 1)
+        self.padding = validate.choice("padding", padding, self.PADDINGS)
+        self.in_channels = validate.integer("in_channels", in_channels, 1)
+        self.image_size = validate.integer("image_size", image_size, 1)
+        self.num_classes = validate.integer("num_classes", num_classes, 1)
+        self.hidden = None if hidden is None else validate.integer("hidden", hidden, 1)
+        side = self.image_size
+        for _ in range(2):  # conv (shrinks by k - 1 without padding), then 2x2 max-pool
+            side = (side if padding == "same" else side - k + 1) // 2
+            if side < 1:
+                raise ValueError(f"image_size={image_size} is too small for two {k}x{k} "
+                                 f"convolutions with padding={padding!r} and 2x2 pooling")
+        self.features = c2 * side * side  # inputs of the first fully connected layer
+        self.shapes = {"conv1": (c1, self.in_channels, k, k), "cb1": (c1,),
+                       "conv2": (c2, c1, k, k), "cb2": (c2,)}
+        widths = [self.features] + ([] if self.hidden is None else [self.hidden]) + [self.num_classes]
+        for i, (a, b) in enumerate(zip(widths[:-1], widths[1:]), start=1):
+            self.shapes[f"fc{i}"], self.shapes[f"fb{i}"] = (a, b), (b,)
+        self._fc = len(widths) - 1  # number of fully connected layers (1 or 2)
         super().__init__()
+
+    @classmethod
+    def zhou_femnist(cls, **overrides) -> "CNN":
+        """Zhou et al., Sec. VII-A (FEMNIST): 110,526 parameters = conv 1->16 (416) +
+        conv 16->32 (12,832) + fully connected 7*7*32 -> 62 (1,569 x 62 = 97,278)."""
+        kw = dict(channels=(16, 32), hidden=None, num_classes=62, kernel_size=5, padding="same")
+        return cls(**{**kw, **overrides})
 
     def _fan_in(self, name, shape):
         s = self.shapes
-        return {"conv1": 25, "cb1": 25, "conv2": s["conv2"][1] * 25, "cb2": s["conv2"][1] * 25,
-                "fc1": s["fc1"][0], "fb1": s["fc1"][0], "fc2": s["fc2"][0], "fb2": s["fc2"][0]}[name]
+        if name in ("conv1", "cb1", "conv2", "cb2"):
+            w = s["conv" + name[-1]]
+            return w[1] * w[2] * w[3]
+        return s["fc" + name[-1]][0]
 
     def forward(self, params, x):
         p = self.unflatten(params)
         c, b = x.shape[:2]
-        h = x.reshape(c, b, 1, 28, 28).transpose(0, 1).reshape(b, c, 28, 28)
+        ch, side = self.in_channels, self.image_size
+        h = x.reshape(c, b, ch, side, side).transpose(0, 1).reshape(b, c * ch, side, side)
+        k = self.kernel_size
+        pad = 0 if self.padding == "valid" else ((k - 1) // 2 if k % 2 else "same")
         for w, bias in (("conv1", "cb1"), ("conv2", "cb2")):
             weight = p[w].reshape(-1, *p[w].shape[2:])
-            h = F.conv2d(h, weight, p[bias].reshape(-1), groups=c)
+            h = F.conv2d(h, weight, p[bias].reshape(-1), padding=pad, groups=c)
             h = F.max_pool2d(torch.relu(h), 2)
-        h = h.reshape(b, c, -1).transpose(0, 1)  # [C, B, 64*4*4]
-        h = torch.relu(torch.baddbmm(p["fb1"].unsqueeze(1), h, p["fc1"]))
-        return torch.baddbmm(p["fb2"].unsqueeze(1), h, p["fc2"])
+        h = h.reshape(b, c, -1).transpose(0, 1)  # [C, B, c2 * side * side]
+        for i in range(1, self._fc + 1):
+            h = torch.baddbmm(p[f"fb{i}"].unsqueeze(1), h, p[f"fc{i}"])
+            if i < self._fc:
+                h = torch.relu(h)
+        return h
 
 
 def _softmax_residual(logits, y):
@@ -338,10 +386,13 @@ def sample_weights(mask, weights, c, b, dtype, device=None):
     return m / m.sum(dim=1, keepdim=True).clamp_min(1)
 
 
-MODELS = {"mlp": MLP, "logreg": MultinomialLogReg, "binary_logreg": BinaryLogReg, "cnn": CNN}
+MODELS = {"mlp": MLP, "logreg": MultinomialLogReg, "binary_logreg": BinaryLogReg, "cnn": CNN,
+          "zhou_cnn": CNN.zhou_femnist}
 
 
 def make_model(name: str, **kwargs) -> Model:
-    """Build a model by name: ``mlp``, ``logreg``, ``binary_logreg`` or ``cnn``."""
+    """Build a model by name: ``mlp``, ``logreg``, ``binary_logreg``, ``cnn`` or
+    ``zhou_cnn`` (:meth:`CNN.zhou_femnist`, Zhou et al.'s 110,526-parameter FEMNIST CNN;
+    keyword arguments override its settings)."""
     validate.choice("model", name, MODELS)
     return MODELS[name](**kwargs)

@@ -456,7 +456,7 @@ def test_acs_matches_best_kkt_solution(case):
         C, g, N = zt.laplace_C(**MNIST, eps=5.0), 3.0, 10
     best = zt.laplace_optimum(**C._asdict(), gamma=g, N=N)
     assert best.b == (float(N) if case.endswith("bN") else 1.0)
-    for res in (zt.acs(_U(C, g), T0=1.0, b0=(1 + N) / 2, N=N), zt.acs_multistart(_U(C, g), N=N)):
+    for res in (zt.acs(U=_U(C, g), T0=1.0, b0=(1 + N) / 2, N=N), zt.acs_multistart(U=_U(C, g), N=N)):
         assert res.converged
         assert res.U == pytest.approx(best.U, rel=1e-4)
         assert res.T == pytest.approx(best.T, rel=1e-3)
@@ -466,11 +466,11 @@ def test_acs_matches_best_kkt_solution(case):
 def test_acs_with_one_variable_fixed():
     g = 3.0
     C = zt.laplace_C(**MNIST, eps=5.0)
-    res = zt.acs(_U(C, g), T0=1.0, b0=5.0, N=10, fixed="b")
+    res = zt.acs(U=_U(C, g), T0=1.0, b0=5.0, N=10, fixed="b")
     assert res.b == 5.0 and res.T == pytest.approx(zt.T_star(b=5, **MNIST, eps=5.0), rel=1e-6)
     for eps in (10.0, 1.0):  # interior b* = 4.27 and clamped b* = 1 (unclamped 0.43)
         C = zt.laplace_C(**MNIST, eps=eps)
-        res = zt.acs(_U(C, g), T0=50.0, b0=5.0, N=10, fixed="T")
+        res = zt.acs(U=_U(C, g), T0=50.0, b0=5.0, N=10, fixed="T")
         assert res.T == 50.0
         assert res.b == pytest.approx(zt.b_star(T=50, eps=eps, **{k: MNIST[k] for k in ("N", "p", "d", "xi1", "G")}),
                                       rel=1e-6)
@@ -480,16 +480,16 @@ def test_acs_partial_optimum_and_multistart():
     # bilinear (hence biconvex) U = (T - 4)(b - 2.5) on [0, 10] x [1, 4]: two partial optima,
     # (0, 4) with U = -4*1.5 = -6 and (10, 1) with U = 6*(-1.5) = -9
     U = lambda T, b: (T - 4.0) * (b - 2.5)  # noqa: E731
-    stuck = zt.acs(U, T0=0.0, b0=4.0, N=4, T_max=10.0)
+    stuck = zt.acs(U=U, T0=0.0, b0=4.0, N=4, T_max=10.0)
     assert (stuck.T, stuck.b, stuck.U) == (0.0, 4.0, pytest.approx(-6.0))
-    best = zt.acs_multistart(U, N=4, T_max=10.0)
+    best = zt.acs_multistart(U=U, N=4, T_max=10.0)
     assert (best.T, best.b, best.U) == (10.0, 1.0, pytest.approx(-9.0))
 
 
 def test_acs_on_gaussian_runs_to_T_max():
     E = zt.gaussian_E(**GAU, **CURV)  # E1/N + E2 > 0: Solution 1, T* = inf, b* = N
     U = functools.partial(zt.U_gaussian, gamma=4.0, **E._asdict())
-    res = zt.acs(U, T0=1.0, b0=1.0, N=4, T_max=1e4)
+    res = zt.acs(U=U, T0=1.0, b0=1.0, N=4, T_max=1e4)
     # U(1e4, 4) = E3 + (E1/4 + E2)/(1e4 + 4) = 0.128 + 19.568/10004: still above the limit E3
     assert res.T == 1e4 and res.b == 4.0 and res.U == pytest.approx(0.128 + 19.568 / 10004, rel=1e-12)
 
@@ -567,9 +567,9 @@ def test_T_zero_allowed_in_the_optimisation_only():
     with pytest.raises(ValueError, match=r"^b=0.5 "):
         zt.U_laplace(T=1.0, b=0.5, gamma=4.0, **C._asdict())
     with pytest.raises(ValueError, match=r"^fixed="):
-        zt.acs(_U(C, 4.0), T0=1.0, b0=1.0, N=4, fixed="x")
+        zt.acs(U=_U(C, 4.0), T0=1.0, b0=1.0, N=4, fixed="x")
     with pytest.raises(ValueError, match=r"^b0=5.0 "):
-        zt.acs(_U(C, 4.0), T0=1.0, b0=5.0, N=4)
+        zt.acs(U=_U(C, 4.0), T0=1.0, b0=5.0, N=4)
     with pytest.raises(ValueError, match=r"^b_rounding="):
         zt.table1(**MNIST, eps_values=[1.0], b_rounding="down")
 

@@ -665,7 +665,7 @@ def _argmin_1d(f, lo, hi):
     return min((float(res.x), lo, hi), key=f)
 
 
-def acs(U: Callable[..., float], *, T0: float, b0: float, N: int, T_max: float = 1e6,
+def acs(*, U: Callable[..., float], T0: float, b0: float, N: int, T_max: float = 1e6,
         tol: float = 1e-9, max_iter: int = 500, fixed: Optional[str] = None) -> ACSResult:
     """Alternate Convex Search (Gorski, Pfeuffer & Klamroth 2007) for ``min U(T, b)`` over
     ``0 <= T <= T_max``, ``1 <= b <= N``, as Zhou et al. (Sec. V-B, Proposition 3) suggest.
@@ -696,14 +696,14 @@ def acs(U: Callable[..., float], *, T0: float, b0: float, N: int, T_max: float =
     return ACSResult(T, b, float(U(T=T, b=b)), max_iter, False)
 
 
-def acs_multistart(U: Callable[..., float], *, N: int,
+def acs_multistart(*, U: Callable[..., float], N: int,
                    starts: Optional[Sequence[tuple[float, float]]] = None,
                    T_max: float = 1e6, tol: float = 1e-9, max_iter: int = 500) -> ACSResult:
     """The best :func:`acs` result over several ``(T0, b0)`` starts (default: T0 = 1 and
     b0 = 1, (1 + N)/2, N), to escape ACS's partial optima."""
     N = validate.integer("N", N, 1)
     starts = starts if starts is not None else [(1.0, 1.0), (1.0, (1.0 + N) / 2), (1.0, float(N))]
-    runs = [acs(U, T0=T0, b0=b0, N=N, T_max=T_max, tol=tol, max_iter=max_iter) for T0, b0 in starts]
+    runs = [acs(U=U, T0=T0, b0=b0, N=N, T_max=T_max, tol=tol, max_iter=max_iter) for T0, b0 in starts]
     return min(runs, key=lambda r: r.U)
 
 

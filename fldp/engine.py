@@ -347,17 +347,25 @@ def gradient(model: Model, params: torch.Tensor, xb: torch.Tensor, yb: torch.Ten
         with torch.enable_grad():
             (grad,) = torch.autograd.grad(model.loss(p, xb, yb, weights=w).sum(), p)
         return grad
-    from torch.func import grad as fgrad, vmap
-
-    def one(pk, xs, ys):
-        return model.per_sample_loss(pk[None], xs[None, None], ys[None, None])[0, 0]
-
-    per = vmap(vmap(fgrad(one), in_dims=(None, 0, 0)))(params.detach(), xb, yb)  # [C, B, D]
+    per = per_sample_gradients(model, params, xb, yb)  # [C, B, D]
     factor = torch.clamp(clip / torch.linalg.vector_norm(per, ord=ord, dim=-1).clamp_min(1e-30), max=1.0)
     out = torch.einsum("cb,cbd->cd", w * factor, per)
     with torch.enable_grad():
         reg = model.regulariser(p).sum()
     return out + torch.autograd.grad(reg, p)[0] if reg.requires_grad else out
+
+
+def per_sample_gradients(model: Model, params: torch.Tensor, xb: torch.Tensor,
+                         yb: torch.Tensor) -> torch.Tensor:
+    """The gradient of each sample's loss, ``[C, B, D]``, for ``params[C, D]`` and rows
+    ``(xb[C, B, ...], yb[C, B])`` (``torch.func`` vmap over clients and samples; the
+    data-independent regulariser is left out)."""
+    from torch.func import grad as fgrad, vmap
+
+    def one(pk, xs, ys):
+        return model.per_sample_loss(pk[None], xs[None, None], ys[None, None])[0, 0]
+
+    return vmap(vmap(fgrad(one), in_dims=(None, 0, 0)))(params.detach(), xb, yb)
 
 
 def local_train(model: Model, start: torch.Tensor, data: FederatedData, clients: torch.Tensor,

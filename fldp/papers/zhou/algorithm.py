@@ -122,10 +122,7 @@ def calibrate(*, mechanism: str, eps: float, b: int, T: int, N: int, d_i: int,
     validate.choice("rule", rule, RULES)
     eps = validate.positive("eps", eps)
     delta = validate.open_unit("delta", delta)
-    N = validate.integer("N", N, 1)
-    b = validate.integer("b", b, 1, N)
-    T = validate.integer("T", T, 1)
-    d_i = validate.integer("d_i", d_i, 1)
+    N, b, T, d_i = th.check_queries(N=N, b=b, T=T, d_i=d_i)
     q = DEFAULT_Q[mechanism] if q is None else q
     if not 0 < validate.probability("q", q):
         raise ValueError(f"q={q!r} is out of range: q must be in (0, 1]")

@@ -42,17 +42,6 @@ from ...models import Model
 from . import algorithm as alg
 
 
-def per_sample_gradients(model: Model, params: torch.Tensor, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """Gradient of the loss of each row of ``(x[B, ...], y[B])`` at ``params[D]``: ``[B, D]``
-    (torch.func vmap over rows; the regulariser, data-independent, is left out)."""
-    from torch.func import grad as fgrad, vmap
-
-    def one(p, xs, ys):
-        return model.per_sample_loss(p[None], xs[None, None], ys[None, None])[0, 0]
-
-    return vmap(fgrad(one), in_dims=(None, 0, 0))(params.detach(), x, y)
-
-
 def gradient_statistics(model: Model, params: torch.Tensor, data: FederatedData,
                         chunk: int = 1000) -> dict:
     """Per client at one model: mean ||g_zeta||^2, the full-batch gradient, Lambda_i^2, and
@@ -63,7 +52,7 @@ def gradient_statistics(model: Model, params: torch.Tensor, data: FederatedData,
         total = torch.zeros(model.dim, dtype=torch.float64)
         sq, l1, l2 = 0.0, 0.0, 0.0
         for a in range(0, len(y), chunk):
-            g = per_sample_gradients(model, params, x[a:a + chunk], y[a:a + chunk]).double()
+            g = engine.per_sample_gradients(model, params[None], x[None, a:a + chunk], y[None, a:a + chunk])[0].double()
             total += g.sum(dim=0)
             n2 = (g * g).sum(dim=1)
             sq += float(n2.sum())
@@ -80,9 +69,12 @@ def gradient_statistics(model: Model, params: torch.Tensor, data: FederatedData,
 
 def secant_curvature(model: Model, a: torch.Tensor, b: torch.Tensor, data: FederatedData) -> np.ndarray:
     """<grad F_i(b) - grad F_i(a), b - a> / ||b - a||^2 for every client i, ``[N]``."""
+    return _secant(a, b, estimates.client_gradients(model, a, data), estimates.client_gradients(model, b, data))
+
+
+def _secant(a, b, grads_a, grads_b):
     s = (b - a).double()
-    dg = (estimates.client_gradients(model, b, data) - estimates.client_gradients(model, a, data)).double()
-    return (dg @ s / (s @ s)).numpy()
+    return ((grads_b - grads_a).double() @ s / (s @ s)).numpy()
 
 
 def local_optima(model: Model, theta0: torch.Tensor, data: FederatedData, *, local_steps: int,
@@ -118,7 +110,8 @@ def estimate_constants(model: Model, data: FederatedData, *, T_traj: int = 50, l
     hist = engine.run(model, data, cfg, observer=observe)
     pick = lambda k: sorted(set(np.linspace(0, T_traj, max(1, min(k, T_traj + 1))).round().astype(int).tolist()))
     stats = [gradient_statistics(model, traj[t], data) for t in pick(stat_points)]
-    curv = np.array([secant_curvature(model, traj[t], traj[t + 1], data) for t in range(T_traj)])
+    grads = [estimates.client_gradients(model, w, data) for w in traj]  # each point once
+    curv = np.array([_secant(traj[t], traj[t + 1], grads[t], grads[t + 1]) for t in range(T_traj)])
     hess = [[estimates.hessian_top_eigenvalue(model, traj[t], *data.client(i), iters=hessian_iters,
                                               seed=seed)[0] for i in range(data.num_clients)]
             for t in pick(hessian_points)]
@@ -127,7 +120,8 @@ def estimate_constants(model: Model, data: FederatedData, *, T_traj: int = 50, l
     local_lr = 1.0 / lam if local_lr is None else local_lr
     opt = local_optima(model, theta0, data, local_steps=local_steps, local_lr=local_lr)
     p_i = data.weights.double().numpy()
-    F_opt = np.array([float(estimates.client_losses(model, opt[i], data)[i]) for i in range(data.num_clients)])
+    with torch.no_grad():  # F_i(theta_i*): each client's own local optimum on its own rows
+        F_opt = model.loss(opt, *data.padded(torch.arange(data.num_clients))).double().numpy()
     Y0 = float((p_i * ((opt - theta0[None]).double() ** 2).sum(dim=1).numpy()).sum())
     stack = lambda k: np.stack([s[k] for s in stats])
     return {

@@ -191,6 +191,13 @@ def _sgd_term(*, N, d, d_i, q, Lambda):
 
 
 # ------------------------------------------------------------------ Theorems 1-2
+def check_queries(*, N: int, b: int, T: int, d_i: int) -> tuple[int, int, int, int]:
+    """The query schedule of Zhou et al., Sec. IV-A, validated: N clients (>= 1), b of them
+    per global iteration (1 <= b <= N), T iterations (>= 1), d_i samples on client i (>= 1)."""
+    N = validate.integer("N", N, 1)
+    return N, validate.integer("b", b, 1, N), validate.integer("T", T, 1), validate.integer("d_i", d_i, 1)
+
+
 def laplace_scale(*, eps: float, b: int, T: int, N: int, d_i: int, xi1: float) -> float:
     """Per-coordinate Laplace scale ``2 b T xi_1 / (N d_i eps_i)`` of FedSGD-DPC.
 
@@ -201,10 +208,7 @@ def laplace_scale(*, eps: float, b: int, T: int, N: int, d_i: int, xi1: float) -
     round out of ``N``, ``d_i`` client i's number of samples.
     """
     eps = validate.positive("eps", eps)
-    N = validate.integer("N", N, 1)
-    b = validate.integer("b", b, 1, N)
-    T = validate.integer("T", T, 1)
-    d_i = validate.integer("d_i", d_i, 1)
+    N, b, T, d_i = check_queries(N=N, b=b, T=T, d_i=d_i)
     xi1 = validate.positive("xi1", xi1)
     return 2.0 * b * T * xi1 / (N * d_i * eps)
 
@@ -222,10 +226,7 @@ def gaussian_sigma(*, eps: float, delta: float, b: int, T: int, N: int, d_i: int
     """
     eps = validate.positive("eps", eps)
     delta = validate.open_unit("delta", delta)
-    N = validate.integer("N", N, 1)
-    b = validate.integer("b", b, 1, N)
-    T = validate.integer("T", T, 1)
-    d_i = validate.integer("d_i", d_i, 1)
+    N, b, T, d_i = check_queries(N=N, b=b, T=T, d_i=d_i)
     xi2 = validate.positive("xi2", xi2)
     c2 = validate.positive("c2", c2)
     var = c2**2 * xi2**2 * b * T * math.log(1.0 / delta) / (d_i**2 * eps**2 * N)

@@ -59,7 +59,8 @@ IMAGE_DATASETS = {
     "fashion-mnist": ("fashion-mnist", "FashionMNIST", 0.2860, 0.3530),
 }
 DATASETS = (*IMAGE_DATASETS, "adult", "femnist")
-PARTITIONS = ("iid", "dirichlet", "classes")
+PARTITIONS = ("iid", "dirichlet", "classes", "one_class")
+CLIENTS_PER_CLASS = ("proportional", "equal")
 
 
 class MissingDataError(ValueError):
@@ -284,7 +285,8 @@ def load_adult() -> Dataset:
 
 # -- partitions ------------------------------------------------------------------------
 def partition(labels: torch.Tensor, num_clients: int, scheme: str = "iid", *, seed: int = 0,
-              alpha: float = 0.5, classes_per_client: int = 2) -> list[torch.Tensor]:
+              alpha: float = 0.5, classes_per_client: int = 2,
+              clients_per_class: str = "proportional") -> list[torch.Tensor]:
     """Split sample indices among ``num_clients`` clients.
 
     * ``iid``: a random permutation cut into equal parts (the remainder of
@@ -294,6 +296,11 @@ def partition(labels: torch.Tensor, num_clients: int, scheme: str = "iid", *, se
     * ``classes``: each client gets ``classes_per_client`` shards of the label-sorted data
       (McMahan et al. 2017): two digits per client as in Zhou et al., one class per client
       as in Li et al.  A shard can straddle a class boundary.
+    * ``one_class``: every client holds rows of one class only (Li et al., Sec. 4.1, read
+      strictly); class c gets ``clients_per_class="proportional"`` round(N n_c / n)
+      clients (near-equal client sizes: Adult's 76 + 24 clients of 325-327 rows) or
+      ``"equal"`` N / C clients (unequal sizes: Adult's 50 clients of 494 rows and 50 of
+      156-157), and splits its rows evenly among them.
     """
     validate.choice("partition", scheme, PARTITIONS)
     n = len(labels)
@@ -314,6 +321,27 @@ def partition(labels: torch.Tensor, num_clients: int, scheme: str = "iid", *, se
             for i, chunk in enumerate(np.split(idx, cuts)):
                 parts[i].extend(chunk.tolist())
         parts = [rng.permutation(np.asarray(p, dtype=np.int64)) for p in parts]
+    elif scheme == "one_class":
+        validate.choice("clients_per_class", clients_per_class, CLIENTS_PER_CLASS)
+        classes, sizes = np.unique(y, return_counts=True)
+        if num_clients < len(classes):
+            raise ValueError(f"num_clients={num_clients} is out of range for partition 'one_class': "
+                             f"it needs at least one client per class ({len(classes)})")
+        if clients_per_class == "equal":
+            share = np.full(len(classes), num_clients // len(classes))
+            share[: num_clients % len(classes)] += 1
+        else:  # largest remainder, at least one client per class
+            raw = num_clients * sizes / n
+            share = np.maximum(np.floor(raw).astype(int), 1)
+            for c in np.argsort(-(raw - np.floor(raw)), kind="stable")[: num_clients - share.sum()]:
+                share[c] += 1
+            while share.sum() > num_clients:
+                share[np.argmax(share)] -= 1
+        parts = []
+        for c, m in zip(classes, share):
+            idx = rng.permutation(np.flatnonzero(y == c))
+            parts.extend(np.array_split(idx, m))
+        parts = [parts[i] for i in rng.permutation(len(parts))]
     else:
         k = validate.integer("classes_per_client", classes_per_client, 1, n // num_clients)
         order = np.argsort(y, kind="stable")

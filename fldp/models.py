@@ -235,19 +235,42 @@ class MultinomialLogReg(Model):
 
 
 class BinaryLogReg(Model):
-    """Li, Chang, Chi 2020, Sec. 5: L2-regularised logistic regression (lambda = 1e-4).
+    """L2-regularised binary logistic regression (Li, Chang, Chi 2020, Sec. 4.1).
 
-    Labels are 0/1; the loss is log(1 + exp(-s x^T w)) with s = 2y - 1, plus lambda/2 ||w||^2.
+    Labels are 0/1; the loss is log(1 + exp(-s z)) with s = 2y - 1 and z = x^T w + b, plus
+    ``l2_scale * l2 * ||.||^2`` over w, and over the bias too when ``penalize_bias``.  The
+    default (lambda/2 ||(w, b)||^2) is the textbook form.  Li et al. write
+    ``lambda ||w||^2`` with the bias b outside the norm (their y_hat = 1/(1 + exp(-w^T x + b))
+    only flips b's sign): :meth:`li2021` builds that model (``l2_scale=1``,
+    ``penalize_bias=False``), whose strong convexity from the regulariser is 2 lambda.
     """
 
-    def __init__(self, in_features: int, l2: float = 1e-4, bias: bool = True):
+    def __init__(self, in_features: int, l2: float = 1e-4, bias: bool = True, *,
+                 l2_scale: float = 0.5, penalize_bias: bool = True):
         self.num_classes = 2
         self.l2 = validate.nonnegative("l2", l2)
+        self.l2_scale = validate.positive("l2_scale", l2_scale)
         self.bias = bias
+        self.penalize_bias = bool(penalize_bias)
         self.shapes = {"w": (in_features,)}
         if bias:
             self.shapes["b"] = (1,)
         super().__init__()
+        mask = torch.ones(self.dim)
+        if bias and not self.penalize_bias:
+            mask[-1] = 0.0
+        self._penalty = mask  # the coordinates the regulariser covers
+
+    @classmethod
+    def li2021(cls, in_features: int, l2: float = 1e-4) -> "BinaryLogReg":
+        """Li, Chang, Chi 2020, Sec. 4.1: ``lambda ||w||^2``, the bias not penalised."""
+        return cls(in_features, l2, bias=True, l2_scale=1.0, penalize_bias=False)
+
+    @property
+    def strong_convexity(self) -> float:
+        """The regulariser's modulus of strong convexity, 2 l2_scale l2 (over the penalised
+        coordinates; the loss itself adds curvature along the data's span)."""
+        return 2.0 * self.l2_scale * self.l2
 
     def _fan_in(self, name, shape):
         return self.shapes["w"][0]
@@ -268,7 +291,8 @@ class BinaryLogReg(Model):
         return F.binary_cross_entropy_with_logits(self.margin(params, x), y.to(x.dtype), reduction="none")
 
     def regulariser(self, params):
-        return 0.5 * self.l2 * (params * params).sum(dim=1)
+        pen = self._penalty.to(params.device, params.dtype)
+        return self.l2_scale * self.l2 * (params * params * pen).sum(dim=1)
 
     def weighted_grad(self, params, x, y, weights, clip=None, ord=2):
         """Closed form sum_b weights_b (sigmoid(z_b) - y_b) (x_b, 1) + lambda w; sample b's
@@ -282,7 +306,8 @@ class BinaryLogReg(Model):
         parts = [torch.bmm(r.unsqueeze(1), x).squeeze(1)]
         if self.bias:
             parts.append(r.sum(dim=1, keepdim=True))
-        return torch.cat(parts, dim=1) + self.l2 * params
+        pen = self._penalty.to(params.device, params.dtype)
+        return torch.cat(parts, dim=1) + (2.0 * self.l2_scale * self.l2) * params * pen
 
 
 class CNN(Model):

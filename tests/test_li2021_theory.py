@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 import pytest
 
 from fldp import mechanisms as m
@@ -81,3 +83,75 @@ def test_other_argument_errors():
         lt.sampling_ratio(b=10, n_k=100, Q=11)  # Q b > n_k
     with pytest.raises(ValueError, match=r"^n_k="):
         lt.amplified_eps(eps=1.0, b=1, n_k=0, Q=1)
+
+
+# -- step sizes, Lemma 1, the amplification statement, Theorem 1, Remark 1 ----------------------
+def test_step_sizes():
+    assert lt.paper_lr(t=0) == pytest.approx(0.2)
+    assert lt.paper_lr(t=100) == pytest.approx(0.1)
+    # Theorem 1's schedule with mu = 0.1, kappa = 12.5 is the experiments' schedule
+    assert lt.theorem1_lr(t=0, mu=0.1, kappa=12.5) == pytest.approx(0.2)
+    assert lt.theorem1_lr(t=100, mu=0.1, kappa=12.5) == pytest.approx(0.1)
+    with pytest.raises(ValueError, match="kappa"):
+        lt.theorem1_lr(t=0, mu=0.1, kappa=1.0)
+
+
+def test_lemma1():
+    assert lt.lemma1_sensitivity(Q=10, G=2.0, eta=0.1) == pytest.approx(8.0)
+    assert lt.lemma1_lr_ratio(Q=10) == pytest.approx(1.1)
+    assert lt.lemma1_lr_ratio(Q=100) == pytest.approx(2.0)  # the largest Q Lemma 1 allows
+
+
+def test_amplification_statement():
+    assert lt.inclusion_prob(b=1, n_k=4, Q=2) == pytest.approx(7 / 16)
+    eps, delta = lt.amplified_guarantee(eps=1.0, delta=1e-4, b=1, n_k=4, Q=2)
+    assert eps == pytest.approx(math.log(1 + 7 / 16 * (math.e - 1)))
+    assert delta == pytest.approx(0.5e-4)
+    assert lt.eq8_bound(eps=0.5, q=0.1) == pytest.approx(0.1)
+    assert lt.eq8_valid(eps=1.2564) and not lt.eq8_valid(eps=1.2565)  # e^x = 1 + 2x at 1.25643
+
+
+def test_amplified_gaussian_eps_is_the_theorem_on_the_exact_profile():
+    from fldp import mechanisms
+    # p = 1: no amplification, the exact Gaussian eps
+    assert lt.amplified_gaussian_eps(sigma=2.0, sensitivity_df=1.0, delta=1e-5, b=10, n_k=10, Q=1) == \
+        pytest.approx(mechanisms.gaussian_eps(2.0, 1e-5, 1.0))
+    p = lt.inclusion_prob(b=1, n_k=100, Q=3)
+    eps0 = mechanisms.gaussian_eps(0.5, 1e-5 / p, 1.0)
+    assert lt.amplified_gaussian_eps(sigma=0.5, sensitivity_df=1.0, delta=1e-5, b=1, n_k=100, Q=3) == \
+        pytest.approx(math.log1p(p * math.expm1(eps0)))
+    # eq. (9)'s noise for eps = 0.5 at q = 1/325 gives one upload an eps in the hundreds
+    q = 1 / 325
+    sigma = lt.sigma_eq9(eps=0.5, delta=1e-4, q=q, sensitivity_df=1.0)
+    assert lt.amplified_gaussian_eps(sigma=sigma, sensitivity_df=1.0, delta=1e-4, b=1, n_k=325, Q=1) > 400
+
+
+def test_theorem1_terms_by_hand():
+    assert lt.theorem1_A(p=[0.5, 0.5], gamma_sq=[2.0, 4.0], b=2, Q=3, G=2.0, L=1.0, Gamma=0.5) == \
+        pytest.approx(0.75 + 128 + 3)
+    # 64*10*2^4/(100*4) = 25.6; log 100; log(1.25^2 * 4 / (100 * 1e-4)) = log 625; 8 + 1
+    assert lt.theorem1_B(M=10, Q=2, b=1, G=1.0, n=100, L=2.0, eps=1.0, delta=0.01) == \
+        pytest.approx(6830.655428082062)
+    assert lt.theorem1_C(N=11, K=5, Q=2, G=1.0) == pytest.approx(0.6 * 0.8 * 4)  # 6/10 * 4/5 * Q^2
+    assert lt.theorem1_C(N=11, K=11, Q=2, G=1.0) == 0.0
+    # kappa = 4, alpha = 32: 8/32 * (3/0.5 + 2*2*1)
+    assert lt.theorem1_bound(T=0, L=2.0, mu=0.5, A=1.0, B=1.0, C=1.0, w0_dist_sq=1.0) == pytest.approx(2.5)
+    np.testing.assert_allclose(lt.theorem1_bound(T=np.array([0, 32]), L=2.0, mu=0.5, A=1.0, B=1.0, C=1.0,
+                                                 w0_dist_sq=1.0), [2.5, 1.25])
+    with pytest.raises(ValueError, match="logarithm"):
+        lt.theorem1_B(M=10, Q=1, b=1, G=1.0, n=10**6, L=1.0, eps=1.0, delta=0.5)
+
+
+def test_remark1_rounds_and_optimal_Q():
+    v = lt.rounds_eq13(Q=2, M=10, b=1, G=1.0, n=100, L=2.0, eps=1.0, delta=0.01, K=4,
+                       sum_p2_gamma2=3.0, Gamma=0.5)
+    assert v == pytest.approx(22.07337112219706 + 2.5 + 2.0)
+    best, values = lt.optimal_Q(rounds=lambda Q: (Q - 3) ** 2 + 1.0, Q_max=10)
+    assert best == 3 and len(values) == 10 and values[2] == 1.0
+    # eq. (12)'s version: (A + B + C)/Q with the same inputs
+    full = lt.rounds_theorem1(Q=2, M=10, b=1, G=1.0, n=100, N=8, K=4, L=2.0, eps=1.0, delta=0.01,
+                              sum_p2_gamma2=3.0, Gamma=0.5)
+    A = 3.0 + 8 + 6 * 2.0 * 0.5
+    C = 4 / 7 * 4 / 4 * 4
+    assert full == pytest.approx((A + lt.theorem1_B(M=10, Q=2, b=1, G=1.0, n=100, L=2.0, eps=1.0,
+                                                     delta=0.01) + C) / 2)

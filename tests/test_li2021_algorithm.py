@@ -1,0 +1,179 @@
+"""Secure FedAvg (Li, Chang & Chi 2020, Algorithm 1) on the engine, against a plain
+per-client reference; its calibration, accounting, constants and bad input."""
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from fldp import accounting, data as fdata, engine, mechanisms, models
+from fldp.data import FederatedData
+from fldp.papers.li2021 import algorithm as alg, estimate as est, theory as th
+
+
+def toy(N=4, n=12, f=5, seed=0, sizes=None):
+    g = torch.Generator().manual_seed(seed)
+    counts = torch.tensor(sizes) if sizes else torch.full((N,), n)
+    total = int(counts.sum())
+    x = torch.randn(total, f, generator=g)
+    y = (x[:, 0] + 0.3 * torch.randn(total, generator=g) > 0).long()
+    return FederatedData(x, y, counts, x[:8], y[:8])
+
+
+def reference_round(model, data, w, selected, t, step, cal, cfg, clip):
+    """One round of Algorithm 1 written out: each client alone, Q steps of autograd
+    mini-batch gradients clipped to G (the batch's or each sample's), eta at the global
+    step, then eq. (9)'s noise at the upload and (N/K) sum p_k w_k."""
+    schedule = list(engine.batch_schedule(data.counts[selected], cfg, engine.generator(cfg.seed, "batch", t)))
+    uploads = []
+    for row, c in enumerate(selected.tolist()):
+        x, y = data.client(c)
+        wk = w.clone()
+        for s, (idx, _) in enumerate(schedule):
+            grads = []
+            for i in idx[row].tolist():
+                p = wk.clone().requires_grad_(True)
+                loss = model.per_sample_loss(p[None], x[i][None, None], y[i][None, None]).sum()
+                (g,) = torch.autograd.grad(loss, p)
+                grads.append(g * min(1.0, cal.G / float(g.norm())) if clip == "sample" else g)
+            p = wk.clone().requires_grad_(True)
+            (greg,) = torch.autograd.grad(model.regulariser(p[None]).sum(), p)
+            g = torch.stack(grads).mean(0) + greg
+            if clip == "batch":
+                g = g * min(1.0, cal.G / float(g.norm()))
+            wk = wk - (0.2 / (1 + 0.01 * (step + s))) * g
+        df = 4 * cfg.local_steps * cal.G * 0.2 / (1 + 0.01 * (step + cfg.local_steps))
+        gen = engine.generator(cfg.seed, "uplink", t, c)
+        uploads.append(wk + float(cal.z[c]) * df * mechanisms.gaussian_noise(wk.shape, 1.0, gen))
+    N, K = data.num_clients, len(selected)
+    p = data.counts.double() / data.counts.sum()
+    return (N / K) * sum(float(p[c]) * u for u, c in zip(uploads, selected.tolist()))
+
+
+@pytest.mark.parametrize("clip,sizes", [("batch", None), ("sample", [12, 9, 15, 10])])
+def test_rounds_match_per_client_reference(clip, sizes):
+    data = toy(sizes=sizes)
+    model = models.BinaryLogReg.li2021(5)
+    Q, b, K, R = 3, 2, 2, 3
+    cal = alg.calibrate(eps=4.0, n=data.counts.numpy(), N=4, K=K, Q=Q, b=b, rounds=R, delta=1e-3)
+    cfg = alg.config(Q=Q, b=b, K=K, rounds=R, clip=clip, seed=5)
+    state = engine.init_state(model, data, cfg)
+    w = state.params.clone()
+    for t in range(1, R + 1):
+        step = state.step
+        state, ctx = engine.round_step(model, data, cfg, state, uplink=alg.Uplink(cal, cfg.lr))
+        assert state.step == step + Q  # the global step counter drives the step size
+        w = reference_round(model, data, w, ctx.selected, t, step, cal, cfg, clip)
+        torch.testing.assert_close(state.params, w.float(), rtol=1e-4, atol=1e-5)
+
+
+def test_paper_calibration_is_eq9_with_lemma1():
+    n = np.array([325, 326])
+    cal = alg.calibrate(eps=0.5, n=n, N=100, K=50, Q=10, b=1, rounds=5)
+    q = 10 / 325
+    z = math.sqrt(8 * q**2 * math.log(1.25 * q / 1e-4)) / 0.5  # eq. (9) with Df = 1
+    assert cal.z[0] == pytest.approx(z, rel=1e-12)
+    assert cal.z[0] == pytest.approx(0.4246508376, rel=1e-9)
+    eta = 0.2 / (1 + 0.01 * 10)  # the first upload, t + 1 = Q = 10
+    assert cal.sigma(eta=eta)[0] == pytest.approx(z * 4 * 10 * 2 * eta, rel=1e-12)
+    assert cal.worst == 1  # the larger client has the smaller q, hence less noise
+    # what the paper's sigma gives one upload, by its own amplification theorem done exactly
+    assert cal.eps_upload_theorem > 5 * cal.eps
+    assert cal.eps_run >= cal.eps_upload_accountant > 1.0
+
+
+def test_accountant_calibration_meets_its_target():
+    n = np.array([325] * 4)
+    cal = alg.calibrate(eps=2.0, n=n, N=4, K=2, Q=5, b=2, rounds=20, rule="accountant", uploads=12)
+    assert cal.eps_run <= 2.0 and cal.eps_run == pytest.approx(2.0, rel=0.01)
+    looser = alg.run_eps(z=float(cal.z[0]) * 0.9, Q=5, b=2, n_k=325, uploads=12, delta=1e-4)
+    assert looser["eps"] > 2.0
+
+
+def test_run_spends_what_the_accountant_says():
+    data = toy(N=4, n=40)
+    model = models.BinaryLogReg.li2021(5)
+    hist, cal = alg.run(model, data, eps=1.0, Q=2, b=4, K=2, rounds=6, delta=1e-3)
+    sp = alg.spent(hist, cal)
+    uploads = np.bincount([c for rec in hist.privacy for c in rec.clients], minlength=4)
+    assert sp["uploads_max"] == uploads.max()
+    u, z = int(uploads.max()), float(cal.z[0])
+    plain = accounting.epsilon(accounting.self_composed(accounting.gaussian(noise_multiplier=z), count=u),
+                               delta=1e-3)
+    amp = accounting.epsilon(accounting.self_composed(accounting.sampled_without_replacement(
+        accounting.gaussian(noise_multiplier=z), sample_size=8, population=40), count=u),
+        delta=1e-3, accountant="rdp", relation="replace_one")
+    assert sp["unamplified"] == pytest.approx(plain) and sp["amplified"] == pytest.approx(amp)
+    assert sp["eps"] == pytest.approx(min(plain, amp))
+    _, nonpriv = alg.run(model, data, Q=2, b=4, K=2, rounds=2, private=False)
+    assert nonpriv is None
+
+
+def test_scale_factor_of_unbiased_aggregation():
+    equal = toy(N=4, n=10)
+    np.testing.assert_allclose(alg.scale_factors(equal, K=2, rounds=5), 1.0)
+    unequal = toy(sizes=[30, 10, 10, 30])
+    f = alg.scale_factors(unequal, K=2, rounds=40)
+    assert set(np.round(f, 6)) <= {0.5, 1.0, 1.5}  # 2 * (p_i + p_j), p in {0.375, 0.125}
+    assert f.std() > 0.2
+
+
+@pytest.mark.parametrize("kwargs,name", [
+    (dict(b=13), "b"), (dict(Q=0), "Q"), (dict(K=5), "K"), (dict(G=0.0), "G"),
+    (dict(eps=0.0), "eps"), (dict(delta=1.0), "delta"), (dict(delta=0.0), "delta"),
+])
+def test_bad_parameters_name_themselves(kwargs, name):
+    data = toy(N=4, n=12)
+    model = models.BinaryLogReg.li2021(5)
+    args = dict(eps=1.0, Q=1, b=1, K=2, rounds=1) | kwargs
+    with pytest.raises(ValueError, match=rf"\b{name}\b"):
+        alg.run(model, data, **args)
+
+
+def test_Q_times_b_above_a_client_is_refused():
+    with pytest.raises(ValueError, match="Q b must be <= n_k"):
+        alg.calibrate(eps=1.0, n=np.array([12, 12]), N=2, K=1, Q=4, b=4, rounds=1)
+
+
+def test_li2021_model_regulariser_is_lambda_w_squared_without_bias():
+    m = models.BinaryLogReg.li2021(3, l2=0.1)
+    w = torch.tensor([[1.0, 2.0, -2.0, 5.0]])  # (w, b)
+    assert float(m.regulariser(w)) == pytest.approx(0.1 * 9.0)  # lambda ||w||^2, b free
+    assert m.strong_convexity == pytest.approx(0.2)
+    default = models.BinaryLogReg(3, l2=0.1)
+    assert float(default.regulariser(w)) == pytest.approx(0.05 * 34.0)
+    x, y = torch.randn(1, 4, 3), torch.tensor([[0, 1, 1, 0]])
+    p = w.clone().requires_grad_(True)
+    loss = m.per_sample_loss(p, x, y).mean() + m.regulariser(p).sum()
+    (g,) = torch.autograd.grad(loss, p)
+    torch.testing.assert_close(m.weighted_grad(w, x, y, torch.full((1, 4), 0.25)), g)
+
+
+def test_one_class_partition():
+    y = torch.tensor([0] * 60 + [1] * 20)
+    prop = fdata.partition(y, 8, "one_class", seed=1)
+    assert sorted(len(p) for p in prop) == [10] * 8  # 6 + 2 clients of 10 rows
+    assert all(len(torch.unique(y[p])) == 1 for p in prop)
+    eq = fdata.partition(y, 8, "one_class", clients_per_class="equal", seed=1)
+    assert sorted(len(p) for p in eq) == [5, 5, 5, 5, 15, 15, 15, 15]
+    assert sorted(torch.cat(eq).tolist()) == list(range(80))
+    with pytest.raises(ValueError, match="num_clients"):
+        fdata.partition(y, 1, "one_class")
+
+
+def test_constants_on_a_problem_with_known_answers():
+    # two clients, each one class: F_k^* = 0 (bias free), so Gamma = F(w*)
+    x = torch.tensor([[1.0], [2.0], [-1.0], [-2.0]])
+    y = torch.tensor([1, 1, 0, 0])
+    data = FederatedData(x, y, torch.tensor([2, 2]), x, y)
+    m = models.BinaryLogReg.li2021(1, l2=0.05)
+    c = est.estimate_constants(m, data)
+    assert c.one_class_clients == 2 and c.Gamma == pytest.approx(c.F_star)
+    # L: lambda_max of [[x^2, x], [x, 1]] averaged / 4 + 2 lambda, client 1: [[2.5, 1.5], [1.5, 1]]
+    lam = (3.5 + math.sqrt(2.5**2 - 2 * 2.5 * 1 + 1 + 4 * 1.5**2)) / 2
+    assert c.L == pytest.approx(lam / 4 + 0.1, rel=1e-9)
+    assert c.mu == pytest.approx(0.1)
+    # w*: stationarity of the symmetric problem (b* = 0): mean (sigmoid(w x) - y) x + 0.1 w = 0
+    w = math.sqrt(c.w0_dist_sq)
+    r = np.mean([(1 / (1 + math.exp(-w * xi)) - yi) * xi for xi, yi in [(1, 1), (2, 1), (-1, 0), (-2, 0)]])
+    assert r + 0.1 * w == pytest.approx(0.0, abs=1e-8)

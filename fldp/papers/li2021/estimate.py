@@ -53,10 +53,6 @@ def _design(data: FederatedData, clients: torch.Tensor):
     return x.double(), y, mask.double(), x1.double()
 
 
-def _objective(model, w, x, y, mask):
-    return model.loss(w.float(), x.float(), y, mask.float()).double()
-
-
 def newton(model: BinaryLogReg, data: FederatedData, clients: torch.Tensor, *, iters: int = 50,
            tol: float = 1e-10):
     """Minimise each client's F_k (or, with all rows in one 'client', F) by damped Newton in

@@ -1,0 +1,265 @@
+"""The adaptive CLT noise scheme (Algorithm 1) and the paper's DP baseline, on the engine.
+
+The scheme is the shared engine with:
+
+* K of N clients per round, local SGD (``local_epochs`` epochs of batches of 128, lr 0.1;
+  Sec. 6.3), uploads of the update Delta w_k = w_k - w (line 9);
+* an uplink hook, :class:`AdaptiveUplink`: for every layer (every parameter tensor, weights
+  and biases apart) noise r ~ N(0, I) rescaled to ||r|| = c ||Delta w_k|| of that layer,
+  redrawn until its angle passes the layer's direction filter theta_thres = mean + p std
+  (lines 8-12; :mod:`.theory` for the two readings of the angle);
+* aggregation sum_k (n_k/n) (Delta w_k + r_k) (line 14, ``aggregation="weighted"``) and
+  dropout of each selected client with probability d (Sec. 7.2, ``dropout``).
+
+The DP baseline (Sec. 6.2): each client clips its update to the median S of the round's
+unclipped update norms and adds N(0, sigma^2) per coordinate, sigma = c_dp S / eps with
+c_dp = sqrt(2 log(1.25/delta)), delta = 1e-5.  For the accountant one upload is a Gaussian
+mechanism of noise multiplier c_dp / eps on an update of norm <= S (the paper's reading:
+the client's clipped contribution present or absent; any change of the client's data can
+move the update by 2S, which halves the multiplier), composed over each client's uploads.
+The classic constant c_dp covers only eps < 1 and S is itself data-dependent (released
+unprotected), so the guarantee is the paper's at best; :func:`dp_spent` gives the exact one.
+
+The scheme has no (eps, delta): its noise scales with the update, so a client whose update
+is zero releases it exactly (eps = inf for any delta < 1).  Its privacy is measured by attacks.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Optional
+
+import torch
+
+from ... import accounting, engine, mechanisms, validate
+from ...data import FederatedData
+from ...models import Model
+from . import theory as th
+
+SCHEMES = ("regular", "ours", "dp")
+DP_READINGS = ("local", "central")
+DELTA = 1e-5               # Sec. 6.2
+BATCH, LR, EPOCHS = 128, 0.1, 5   # Sec. 6.3
+
+
+def dp_constant(*, delta: float = DELTA) -> float:
+    """c_dp = sqrt(2 log(1.25/delta)) (Sec. 6.2; Dwork & Roth 2014, Thm A.1)."""
+    return mechanisms.classic_gaussian_c(delta)
+
+
+def dp_noise_multiplier(*, eps: float, delta: float = DELTA) -> float:
+    """sigma / S = c_dp / eps of the DP baseline (Sec. 6.2)."""
+    return dp_constant(delta=delta) / validate.positive("eps", eps)
+
+
+def layer_slices(model: Model) -> list[tuple[str, int, int]]:
+    """(name, start, end) of every parameter tensor in the flat vector: the 'layers' the
+    noise is drawn for (Sec. 4.2.2)."""
+    return [(n, a, b) for n, (a, b) in model._offsets.items()]
+
+
+def perturb(updates: torch.Tensor, *, slices, c: float, p: Optional[float], generators,
+            reading: str = "noise", max_tries: int = 100_000):
+    """Algorithm 1, lines 8-12, for the updates ``[K, D]`` of K clients (client k draws from
+    ``generators[k]``): per layer, r = c ||u|| z / ||z||, z ~ N(0, I), redrawn (rows that
+    fail only) until the angle passes theta_thres(dim, p); ``p=None`` skips the filter.
+    Returns (noisy updates, tries ``[K, L]``: the draws each client needed per layer)."""
+    validate.nonnegative("c", c)
+    validate.choice("reading", reading, th.READINGS)
+    validate.integer("max_tries", max_tries, 1)
+    k = updates.shape[0]
+    if len(generators) != k:
+        raise ValueError(f"need one generator per client row (got {len(generators)} for {k} rows)")
+    out = updates.clone()
+    tries = torch.zeros(k, len(slices), dtype=torch.int64)
+    for j, (name, a, b) in enumerate(slices):
+        u = updates[:, a:b]
+        scale = c * torch.linalg.vector_norm(u, dim=1, keepdim=True)
+        thr = None if p is None else math.radians(th.threshold(dim=b - a, p=p))
+        r = torch.empty_like(u)
+        todo = torch.arange(k)
+        while len(todo):
+            if int(tries[todo, j].max()) >= max_tries:
+                raise RuntimeError(
+                    f"direction filter: p={p} in layer {name!r} ({b - a} parameters) needed more than "
+                    f"max_tries={max_tries} draws (expected {th.expected_tries(dim=b - a, p=p, c=max(c, 1e-12), reading=reading):.3g})")
+            z = torch.stack([torch.randn(b - a, generator=generators[int(i)], dtype=u.dtype,
+                                         device=u.device) for i in todo])
+            r[todo] = scale[todo] * z / torch.linalg.vector_norm(z, dim=1, keepdim=True)
+            tries[todo, j] += 1
+            if thr is None:
+                break
+            ref = r[todo] if reading == "noise" else u[todo] + r[todo]
+            cos = torch.nn.functional.cosine_similarity(u[todo], ref, dim=1)
+            ok = (torch.arccos(cos.clamp(-1, 1)) < thr) | (scale[todo, 0] == 0)
+            todo = todo[~ok.cpu()]
+        out[:, a:b] += r
+    return out, tries
+
+
+@dataclass
+class AdaptiveUplink:
+    """The scheme's uplink hook (noise scale ``c``, filter ``p``; ``None``: no filter).
+    ``tries`` keeps each round's draws per client and layer (``[K, L]``) for Table 4."""
+
+    c: float
+    p: Optional[float] = 0.0
+    reading: str = "noise"
+    max_tries: int = 100_000
+    tries: list = field(default_factory=list)
+
+    def __post_init__(self):
+        validate.nonnegative("c", self.c)
+        validate.choice("reading", self.reading, th.READINGS)
+
+    def __call__(self, ctx: engine.RoundContext, x: torch.Tensor) -> torch.Tensor:
+        if ctx.config.upload != "update":
+            raise ValueError(f"the adaptive noise perturbs updates: needs upload='update' "
+                             f"(got {ctx.config.upload!r})")
+        noisy, tries = perturb(x, slices=layer_slices(ctx.model), c=self.c, p=self.p,
+                               generators=ctx.generators("uplink"), reading=self.reading,
+                               max_tries=self.max_tries)
+        self.tries.append(tries)
+        return noisy
+
+
+def dp_uplink(*, eps: float, delta: float = DELTA) -> engine.NoiseUplink:
+    """The DP baseline's hook as the paper states it ("clients add DP noise", ``dp="local"``):
+    N(0, (c_dp S / eps)^2) per coordinate of each upload, S = the round's clipping bound (the
+    median of the unclipped update norms), sensitivity S."""
+    z = dp_noise_multiplier(eps=eps, delta=delta)
+    return engine.gaussian_uplink(lambda ctx: z * ctx.clip, sensitivity=lambda ctx: ctx.clip)
+
+
+def _max_share(ctx) -> float:
+    """One client's largest weight in the aggregate, max_k n_k / sum_k n_k (uploaders)."""
+    n = ctx.data.counts[ctx.clients].double()
+    return float(n.max() / n.sum())
+
+
+def dp_downlink(*, eps: float, delta: float = DELTA) -> engine.GaussianDownlink:
+    """Another reading of the baseline (``dp="central"``, Geyer et al. 2017, whose median
+    clipping the paper borrows): the same multiplier c_dp / eps, but the noise is added once
+    to the aggregate, scaled to one client's influence on it, S max_k n_k / sum_k n_k."""
+    z = dp_noise_multiplier(eps=eps, delta=delta)
+    return engine.gaussian_downlink(lambda ctx: z * ctx.clip * _max_share(ctx),
+                                    sensitivity=lambda ctx: ctx.clip * _max_share(ctx))
+
+
+def config(*, scheme: str, rounds: int, K: int, local_epochs: int = EPOCHS, batch_size: int = BATCH,
+           lr: float = LR, dropout: float = 0.0, seed: int = 0, device: str = "cpu",
+           eval_every: int = 1, **overrides) -> engine.FLConfig:
+    """The engine settings of one run of the scheme (Sec. 6.3); ``scheme="dp"`` adds the
+    baseline's median clipping of updates."""
+    validate.choice("scheme", scheme, SCHEMES)
+    dp = scheme == "dp"
+    kw = dict(num_rounds=rounds, local_epochs=local_epochs, batch_size=batch_size, lr=lr,
+              clients_per_round=K, upload="update", aggregation="weighted", dropout=dropout,
+              clip="median" if dp else None, clip_mode="update" if dp else None,
+              eval_train=False, eval_every=eval_every, seed=seed, device=device)
+    return engine.FLConfig(**{**kw, **overrides})
+
+
+def hooks(*, scheme: str, c: float = 15.0, p: Optional[float] = 0.0, eps: float = 30.0,
+          delta: float = DELTA, reading: str = "noise", dp: str = "local") -> dict:
+    """The engine hooks of ``scheme``: none (regular FL), the :class:`AdaptiveUplink`, or the
+    DP baseline's uplink (``dp="local"``) or downlink (``dp="central"``)."""
+    validate.choice("scheme", scheme, SCHEMES)
+    validate.choice("dp", dp, DP_READINGS)
+    if scheme == "regular":
+        return {}
+    if scheme == "ours":
+        return {"uplink": AdaptiveUplink(c, p, reading)}
+    if dp == "local":
+        return {"uplink": dp_uplink(eps=eps, delta=delta)}
+    return {"downlink": dp_downlink(eps=eps, delta=delta)}
+
+
+@dataclass
+class Run:
+    """One run: its history, the hook (with the filter's tries) and per-round SNR."""
+
+    history: engine.History
+    hook: object
+    snr: list           # per round: mean over uploading clients of var(update) / var(noise)
+    uploads: dict       # the last round's clean and noisy uploads, clients and start model
+
+
+def run(model: Model, data: FederatedData, *, scheme: str, rounds: int, K: int, c: float = 15.0,
+        p: Optional[float] = 0.0, eps: float = 30.0, delta: float = DELTA, reading: str = "noise",
+        dp: str = "local", progress: bool = False, **settings) -> Run:
+    """Train with ``scheme`` ('regular', 'ours' or 'dp') and keep what the chapter measures:
+    the SNR of the uploads each round (central DP: of the aggregate) and the last round's
+    clean and released uploads."""
+    from ... import attacks
+
+    cfg = config(scheme=scheme, rounds=rounds, K=K, **settings)
+    hk = hooks(scheme=scheme, c=c, p=p, eps=eps, delta=delta, reading=reading, dp=dp)
+    snr, last = [], {}
+
+    def observe(ctx):
+        if len(ctx.clients):
+            if "downlink" in hk:  # the released aggregate against the clean one
+                clean = engine.aggregate(ctx.clean, ctx.clients, ctx.data, cfg.aggregation, len(ctx.selected))
+                snr.append(float(attacks.snr(clean[None], (ctx.params - ctx.global_params)[None])[0]))
+            else:
+                snr.append(float(attacks.snr(ctx.clean, ctx.uploads).mean()) if hk else math.inf)
+            last.update(clean=ctx.clean, noisy=ctx.uploads, clients=ctx.clients, start=ctx.global_params,
+                        t=ctx.t, clip=ctx.clip)
+
+    hist = engine.run(model, data, cfg, observer=observe, progress=progress, desc=scheme, **hk)
+    return Run(hist, hk.get("uplink", hk.get("downlink")), snr, last)
+
+
+def dp_spent(history, *, eps: float, delta: float = DELTA, dp: str = "local") -> dict:
+    """What the DP baseline really spends: one release's exact eps at ``delta`` (noise
+    multiplier c_dp / eps; sensitivity S, and 2S for a change of the client's data), and the
+    whole run's worst client from the accountant (PLD).  ``dp="local"``: each client's uploads,
+    against the server.  ``dp="central"``: the noisy broadcasts, every round, against an
+    observer of the global model only (the server itself sees the clean uploads: eps = inf)."""
+    validate.choice("dp", dp, DP_READINGS)
+    z = dp_noise_multiplier(eps=eps, delta=delta)
+    out = {"eps_claimed": eps, "noise_multiplier": z, "reading": dp,
+           "upload_eps": mechanisms.gaussian_eps(z, delta, 1.0),
+           "upload_eps_replace": mechanisms.gaussian_eps(z, delta, 2.0)}
+    if dp == "local":
+        s = accounting.spent(history, delta=delta)
+        return {**out, "run_eps": s.eps,
+                "uploads_worst": s.uploads.get(s.worst_client, 0) if s.worst_client is not None else 0}
+    releases = len(history.privacy)
+    run_eps = accounting.epsilon(accounting.self_composed(accounting.gaussian(noise_multiplier=z), count=releases),
+                                 delta=delta)
+    return {**out, "run_eps": run_eps, "uploads_worst": releases, "server_eps": math.inf}
+
+
+def simulate_aggregate(*, K: int, dim: int, c: float, p: Optional[float] = None, dropout: float = 0.0,
+                       trials: int = 100, norms=None, weights=None, reading: str = "noise",
+                       seed: int = 0) -> dict:
+    """Theorem 1 and Fig. 3 by simulation: ``trials`` rounds of K clients with random update
+    directions in R^dim (norms ``norms``, default 1; aggregation weights ``weights``, default
+    equal), each dropping out with probability ``dropout`` (at least one stays).  Returns the
+    aggregated noise R = sum_k w_k r_k / sum_k w_k over the survivors (``R[trials, dim]``),
+    Theorem 1's per-coordinate variance of each trial (``predicted[trials]``) and the
+    number of survivors (``survivors[trials]``)."""
+    K = validate.integer("K", K, 1)
+    dim = validate.integer("dim", dim, 2)
+    validate.probability("dropout", dropout)
+    trials = validate.integer("trials", trials, 1)
+    norms = torch.ones(K, dtype=torch.float64) if norms is None else torch.as_tensor(norms, dtype=torch.float64)
+    weights = torch.ones(K, dtype=torch.float64) if weights is None else torch.as_tensor(weights, dtype=torch.float64)
+    if norms.shape != (K,) or weights.shape != (K,):
+        raise ValueError(f"norms and weights need K={K} entries")
+    g = torch.Generator().manual_seed(int(seed))
+    dirs = torch.randn(trials, K, dim, generator=g, dtype=torch.float64)
+    updates = (norms[None, :, None] * dirs / dirs.norm(dim=-1, keepdim=True)).reshape(trials * K, dim)
+    keep = torch.rand(trials, K, generator=g) >= dropout
+    keep[torch.arange(trials), torch.randint(K, (trials,), generator=g)] |= ~keep.any(dim=1)
+    gens = [torch.Generator().manual_seed(int(seed) * 1_000_003 + i) for i in range(trials * K)]
+    noisy, _ = perturb(updates, slices=[("all", 0, dim)], c=c, p=p, generators=gens, reading=reading)
+    r = (noisy - updates).reshape(trials, K, dim)
+    share = weights[None, :] * keep
+    share = share / share.sum(dim=1, keepdim=True)
+    sig = c * norms / math.sqrt(dim)  # theory.noise_std of each client
+    return {"R": (share[:, :, None] * r).sum(dim=1).numpy(),
+            "predicted": (share ** 2 * sig[None, :] ** 2).sum(dim=1).numpy(),
+            "survivors": keep.sum(dim=1).numpy()}

@@ -1,0 +1,206 @@
+"""The adaptive CLT noise scheme's formulas as pure functions (keyword-only arguments).
+
+The paper's text is OCR'd roughly; each function says how we read its formula.
+
+* Sec. 4.2.1 and Appendix A: the noise r_k of client k is N(0, I) rescaled so that
+  ||r_k|| = c ||Delta w_k|| (per layer), so each coordinate has std
+  sigma_k = c ||Delta w_k|| / sqrt(d) (:func:`noise_std`).  Algorithm 1, line 9 prints the
+  scale as "max(1, ...)", which we read as an OCR artefact of the fraction
+  c ||Delta w_k|| / ||r_k||: with max(1, .) the noise would be N(0, I), std 1 per coordinate.
+* Theorem 1: each coordinate of R = sum_k (n_k/n) r_k is N(0, sum_k (n_k/n)^2 sigma_k^2)
+  (:func:`aggregate_noise_variance`).
+* Sec. 4.2.1: "c <= K" keeps ||sum r_k|| <= ||sum Delta w_k||.  From Theorem 1 itself the
+  aggregate noise norm is c / sqrt(K) times the update norm (equal weights, aligned
+  updates), so the bound that Theorem 1 gives is c <= sqrt(K) (:func:`max_noise_scale`),
+  not c <= K; :func:`descent_probability` measures both.
+* Sec. 4.2.2 and Fig. 4: theta_thres = mean + p std of the angle between two random
+  vectors of the layer's dimension (:func:`angle_moments`, :func:`threshold`), computed
+  exactly from the angle's density sin^(d-2)(theta).  Which angle is filtered is ambiguous:
+  Algorithm 1, line 10 says the angle between Delta w and Delta w + r (``reading=
+  "perturbed"``); the pre-computed mean and std and Table 4's costs (2.0 at p = 0, 6.3 at
+  p = -1, 43.9 at p = -2, i.e. 1 / Phi(p)) fit only the angle between Delta w and the
+  noise r (``reading="noise"``, our default).
+"""
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+import torch
+from scipy import integrate, special, stats
+
+from ... import validate
+
+READINGS = ("noise", "perturbed")
+
+
+def noise_std(*, c: float, update_norm: float, dim: int) -> float:
+    """Per-coordinate std of client noise, sigma_k = c ||Delta w_k|| / sqrt(d) (Sec. 4.2.1,
+    Appendix A: r_k ~ N(0, I) rescaled to norm c ||Delta w_k||, so ||r_k||^2 / d per
+    coordinate)."""
+    validate.nonnegative("c", c)
+    validate.nonnegative("update_norm", update_norm)
+    validate.integer("dim", dim, 1)
+    return c * update_norm / math.sqrt(dim)
+
+
+def aggregate_noise_variance(*, weights, sigmas) -> float:
+    """Theorem 1: the variance of each coordinate of R = sum_k (n_k/n) r_k,
+    sum_k (n_k/n)^2 sigma_k^2 (``weights`` n_k/n of the uploading clients, ``sigmas`` their
+    per-coordinate noise stds)."""
+    w = np.asarray(weights, dtype=float).ravel()
+    s = np.asarray(sigmas, dtype=float).ravel()
+    if w.shape != s.shape or w.size == 0:
+        raise ValueError(f"weights and sigmas need the same non-zero length (got {w.size} and {s.size})")
+    if (w < 0).any() or (s < 0).any():
+        raise ValueError("weights and sigmas must be >= 0")
+    return float(np.sum(w ** 2 * s ** 2))
+
+
+def max_noise_scale(*, K: int, rho: float = 1.0, dropouts: int = 0) -> float:
+    """The largest c with E||sum_k r_k||^2 <= ||sum_k Delta w_k||^2 for K - d equal-norm,
+    equally weighted updates whose pairwise cosine is ``rho`` (Theorem 1 with sigma_k of
+    :func:`noise_std`): c^2 / K' <= rho + (1 - rho) / K', i.e.
+    c <= sqrt(K' rho + 1 - rho), K' = K - d.  The paper's rule (Sec. 4.2.1) is c <= K'.
+    """
+    K = validate.integer("K", K, 1)
+    d = validate.integer("dropouts", dropouts, 0, K - 1)
+    rho = validate.probability("rho", rho)
+    k = K - d
+    return math.sqrt(k * rho + 1.0 - rho)
+
+
+def paper_max_noise_scale(*, K: int, dropouts: int = 0) -> int:
+    """The paper's rule (Sec. 4.2.1): c <= K - d ("c slightly above K - d" with SGD)."""
+    K = validate.integer("K", K, 1)
+    return K - validate.integer("dropouts", dropouts, 0, K - 1)
+
+
+# -- Fig. 4: the angle between two random vectors ---------------------------------------------
+def _check_dim(dim) -> int:
+    return validate.integer("dim", dim, 1)
+
+
+@lru_cache(maxsize=None)
+def angle_moments(*, dim: int) -> tuple[float, float]:
+    """Mean and std (degrees) of the angle between two independent isotropic random
+    vectors in R^dim (Fig. 4): density proportional to sin^(d-2)(theta) on [0, 180], mean
+    90 by symmetry; the std by quadrature (about 57.3 / sqrt(d) for large d).  dim = 1:
+    the angle is 0 or 180, std 90."""
+    d = _check_dim(dim)
+    if d == 1:
+        return 90.0, 90.0
+    # sin^(d-2) integrates to B(1/2, (d-1)/2) over [0, pi]; the mass sits within
+    # 40 / sqrt(d) of pi/2 (beyond it the density is below e^-800)
+    log_z = special.betaln(0.5, (d - 1) / 2)
+    half = min(math.pi / 2, 40.0 / math.sqrt(d))
+
+    def f(u):  # u = theta - pi/2; sin(theta) = cos(u)
+        return u * u * math.exp((d - 2) * math.log(max(math.cos(u), 1e-300)) - log_z)
+
+    var, _ = integrate.quad(f, -half, half, points=[0.0], limit=400, epsabs=0, epsrel=1e-10)
+    return 90.0, math.degrees(math.sqrt(var))
+
+
+def angle_cdf(*, theta, dim: int):
+    """P(angle <= theta) (theta in degrees, scalar or array) for two random vectors in
+    R^dim: with t = cos(angle), (1 + t)/2 ~ Beta((d-1)/2, (d-1)/2), so the CDF is the
+    regularised incomplete beta I_{(1 - cos theta)/2}((d-1)/2, (d-1)/2)."""
+    d = _check_dim(dim)
+    th = np.clip(np.radians(np.asarray(theta, dtype=float)), 0.0, math.pi)
+    if d == 1:
+        out = np.where(th >= math.pi, 1.0, 0.5)
+    else:
+        a = (d - 1) / 2
+        out = special.betainc(a, a, (1.0 - np.cos(th)) / 2.0)
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def angle_pdf(*, theta, dim: int):
+    """Density (per degree) of the random-vector angle in R^dim, dim >= 2 (Fig. 4):
+    sin^(d-2)(theta) / B(1/2, (d-1)/2), times pi/180 for degrees."""
+    d = validate.integer("dim", dim, 2)
+    th = np.radians(np.asarray(theta, dtype=float))
+    log = (d - 2) * np.log(np.clip(np.sin(th), 1e-300, None)) - special.betaln(0.5, (d - 1) / 2)
+    return np.exp(log) * math.pi / 180
+
+
+def threshold(*, dim: int, p: float) -> float:
+    """theta_thres = mean + p std (degrees) of the random-vector angle in R^dim (Sec. 4.2.2,
+    "three-sigma rule"), clipped to [0, 180]."""
+    mean, std = angle_moments(dim=_check_dim(dim))
+    return float(min(180.0, max(0.0, mean + float(p) * std)))
+
+
+def acceptance_probability(*, dim: int, p: float, c: float = 1.0, reading: str = "noise") -> float:
+    """Probability that one noise draw passes the direction filter of a layer of ``dim``
+    parameters (Sec. 4.2.2).  ``reading="noise"``: the angle between the update and the
+    noise, which has the random-vector law, so P = F(theta_thres).  ``reading="perturbed"``
+    (Algorithm 1, line 10): the angle between Delta w and Delta w + r with ||r|| = c ||Delta w||;
+    with phi the noise's angle, angle < theta0 iff sin(phi - theta0) < sin(theta0) / c."""
+    validate.choice("reading", reading, READINGS)
+    th0 = threshold(dim=dim, p=p)
+    if reading == "noise":
+        return angle_cdf(theta=th0, dim=dim)
+    validate.positive("c", c)
+    if th0 <= 0:
+        return 0.0
+    if th0 >= 180:
+        return 1.0
+    t0 = math.radians(th0)
+    s = math.sin(t0) / c
+    if s >= 1:
+        return 1.0
+    lo = math.degrees(t0 + math.asin(s))       # accepted: phi < lo ...
+    hi = math.degrees(t0 + math.pi - math.asin(s))  # ... or phi > hi
+    prob = angle_cdf(theta=min(lo, 180.0), dim=dim)
+    if hi < 180.0:
+        prob += 1.0 - angle_cdf(theta=hi, dim=dim)
+    return float(min(1.0, prob))
+
+
+def expected_tries(*, dim: int, p: float, c: float = 1.0, reading: str = "noise") -> float:
+    """Expected draws until one passes the filter, 1 / P (a geometric number of tries)."""
+    prob = acceptance_probability(dim=dim, p=p, c=c, reading=reading)
+    return math.inf if prob <= 0 else 1.0 / prob
+
+
+def expected_tries_normal(*, p: float) -> float:
+    """Expected tries when the angle is read as exactly normal: 1 / Phi(p) (the normal tail
+    behind Table 4's multiples 2.0, 6.3, 43.9 at p = 0, -1, -2)."""
+    return 1.0 / float(stats.norm.cdf(float(p)))
+
+
+def cost_multiple(*, dims, p: float, c: float = 1.0, reading: str = "noise") -> float:
+    """Table 4: the expected cost of the filtered noise in multiples of one plain draw
+    (the DP baseline's): sum_l d_l tries_l / sum_l d_l over the layers of sizes ``dims``
+    (each layer's noise is drawn, and redrawn, on its own)."""
+    dims = [_check_dim(d) for d in dims]
+    if not dims:
+        raise ValueError("dims needs at least one layer size")
+    tries = [expected_tries(dim=d, p=p, c=c, reading=reading) for d in dims]
+    return float(sum(d * t for d, t in zip(dims, tries)) / sum(dims))
+
+
+# -- Sec. 5: is descent preserved? ---------------------------------------------------------------
+def descent_probability(*, c: float, K: int, dim: int, rho: float = 1.0, dropouts: int = 0,
+                        trials: int = 2000, seed: int = 0) -> float:
+    """Monte Carlo P(||sum_k r_k|| <= ||sum_k Delta w_k||) (Sec. 4.2.1's condition) for
+    K - d unit-norm updates in R^dim with pairwise cosine ``rho`` (a shared direction plus
+    independent parts) and noise r_k of norm c (random direction), equal weights."""
+    validate.nonnegative("c", c)
+    K = validate.integer("K", K, 1)
+    d = validate.integer("dropouts", dropouts, 0, K - 1)
+    dim = validate.integer("dim", dim, 2)
+    rho = validate.probability("rho", rho)
+    trials = validate.integer("trials", trials, 1)
+    k = K - d
+    g = torch.Generator().manual_seed(int(seed))
+    shared = torch.randn(trials, 1, dim, generator=g, dtype=torch.float64)
+    own = torch.randn(trials, k, dim, generator=g, dtype=torch.float64)
+    unit = lambda v: v / torch.linalg.vector_norm(v, dim=-1, keepdim=True)
+    updates = unit(math.sqrt(rho) * unit(shared) + math.sqrt(1 - rho) * unit(own))
+    noise = c * unit(torch.randn(trials, k, dim, generator=g, dtype=torch.float64))
+    ok = torch.linalg.vector_norm(noise.sum(1), dim=-1) <= torch.linalg.vector_norm(updates.sum(1), dim=-1)
+    return float(ok.double().mean())

@@ -242,6 +242,10 @@ Hook = Callable[[RoundContext, torch.Tensor], torch.Tensor]
 Observer = Callable[[RoundContext], None]
 
 
+class Diverged(ArithmeticError):
+    """A round's uploads are not finite: the model diverged (:func:`run` stops and records it)."""
+
+
 @dataclass
 class State:
     """Where a run stands: ``t`` rounds done, the global model, the global local-step counter."""
@@ -265,11 +269,12 @@ class History:
     privacy: list = field(default_factory=list)
     params: Optional[torch.Tensor] = None
     wall_time_s: float = 0.0
+    diverged_at: Optional[int] = None   # the round whose uploads were not finite (run stopped)
 
     def to_dict(self) -> dict:
         return {"rounds": self.rounds, "train_loss": self.train_loss, "test_loss": self.test_loss,
                 "test_acc": self.test_acc, "upload_norm_median": self.upload_norm_median,
-                "wall_time_s": self.wall_time_s}
+                "wall_time_s": self.wall_time_s, "diverged_at": self.diverged_at}
 
 
 # -- building blocks (public: notebooks, tests and benchmarks use them) ----------------------
@@ -503,6 +508,9 @@ def round_step(model: Model, data: FederatedData, config: FLConfig, state: State
     base = w if (config.clip_mode == "update" and config.upload == "params") else None
     clipped = uploads if base is None else uploads - base  # what upload clipping bounds
     raw = torch.linalg.vector_norm(clipped, dim=1)
+    if not bool(torch.isfinite(raw).all()):
+        raise Diverged(f"round {t}: the uploads of clients {clients[~torch.isfinite(raw).cpu()].tolist()} are not "
+                       "finite (the model diverged)")
     bound = None
     if config.clip_mode in ("params", "update") and len(clients):
         bound = float(raw.median()) if config.clip == "median" else float(config.clip)
@@ -542,7 +550,8 @@ def run(model: Model, data: FederatedData, config: FLConfig, *,
         progress: bool = False, desc: str = "rounds") -> History:
     """Run ``config.num_rounds`` rounds of :func:`round_step`; returns the :class:`History`
     (evaluated every ``config.eval_every`` rounds and at the end; ``progress`` shows a tqdm
-    bar).  Data and model live on ``config.device``."""
+    bar).  A run whose uploads stop being finite stops there, with ``History.diverged_at``
+    and a warning.  Data and model live on ``config.device``."""
     from tqdm.auto import tqdm
 
     from .accounting import PrivacyRecord
@@ -560,8 +569,16 @@ def run(model: Model, data: FederatedData, config: FLConfig, *,
     hist = History()
     _record(hist, model, state.params, data, config, 0, torch.arange(0), float("nan"))
     for _ in tqdm(range(config.num_rounds), desc=desc, disable=not progress, leave=False):
-        state, ctx = round_step(model, data, config, state, uplink=uplink, downlink=downlink,
-                                observer=observer)
+        try:
+            state, ctx = round_step(model, data, config, state, uplink=uplink, downlink=downlink,
+                                    observer=observer)
+        except Diverged:  # stop; the last (finite) global model is the run's result
+            hist.diverged_at = state.t + 1
+            if hist.rounds[-1] != state.t:
+                _record(hist, model, state.params, data, config, state.t, torch.arange(0), float("nan"))
+            warnings.warn(f"the run diverged in round {state.t + 1}: its uploads are not finite; stopped",
+                          stacklevel=2)
+            break
         on = config.noise
         hist.privacy.append(PrivacyRecord(
             round=ctx.t, clients=tuple(int(c) for c in ctx.clients),

@@ -534,3 +534,16 @@ def test_fused_mlp_step_equals_gradient_then_update():
     a = engine.local_train(model, w0, data, torch.arange(6), cfg)
     b = engine.local_train(plain, w0, data, torch.arange(6), cfg)
     assert torch.allclose(a, b, atol=1e-6) and float((a - w0).abs().max()) > 1e-2
+
+
+def test_a_diverging_run_stops_and_says_where():
+    from fldp import data as fdata, models
+    fd = fdata.federated_dataset("mnist", 5, "iid", seed=0, subsample=200, max_test=50)
+    model = models.MultinomialLogReg(bias=True)
+    cfg = engine.FLConfig(num_rounds=50, local_steps=1, lr=1e30, upload="update", eval_every=10)
+    with pytest.warns(UserWarning, match="diverged in round"):
+        hist = engine.run(model, fd, cfg)
+    assert hist.diverged_at is not None and 1 <= hist.diverged_at < 50
+    assert hist.rounds[-1] == hist.diverged_at - 1          # the last finite model is evaluated
+    assert hist.to_dict()["diverged_at"] == hist.diverged_at
+    assert bool(torch.isfinite(hist.params).all())

@@ -198,3 +198,13 @@ def test_simulated_aggregate_matches_theorem1_under_dropout():
     assert 5 < sim["survivors"].mean() < 9 and sim["survivors"].min() >= 1
     full = alg.simulate_aggregate(K=10, dim=500, c=3.0, trials=5, weights=[1] * 10)
     assert full["predicted"] == pytest.approx(np.full(5, 9.0 / 500 / 10))  # sum (1/K)^2 c^2 / d
+
+
+def test_the_filter_biases_the_noise_towards_the_update():
+    assert th.filter_drift(dim=2, p=0) == pytest.approx(2 / math.pi)   # uniform angle: E cos | cos > 0
+    assert th.filter_drift(dim=3, p=0) == pytest.approx(0.5)           # uniform cosine
+    assert th.filter_drift(dim=10 ** 6, p=0, c=2) == pytest.approx(2 * math.sqrt(2 / (math.pi * 10 ** 6)), rel=1e-3)
+    u = torch.ones(3000, 10)
+    noisy, _ = alg.perturb(u, slices=[("w", 0, 10)], c=15.0, p=0.0, generators=_gens(range(3000)))
+    along = ((noisy - u) * u).sum(1) / (u * u).sum(1)
+    assert float(along.mean()) == pytest.approx(th.filter_drift(dim=10, p=0, c=15), rel=0.05)

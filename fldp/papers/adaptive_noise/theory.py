@@ -160,6 +160,24 @@ def acceptance_probability(*, dim: int, p: float, c: float = 1.0, reading: str =
     return float(min(1.0, prob))
 
 
+def filter_drift(*, dim: int, p: float, c: float = 1.0) -> float:
+    """The filtered noise's mean along the update, E[r . u] / ||u||^2 = c E[cos phi | phi <
+    theta_thres] (``reading="noise"``; Sec. 4.2.2).  Theorem 1 takes the noise as zero-mean;
+    the filter keeps the draws that lean towards the update, so r carries on average this
+    multiple of the layer's update (about c sqrt(2 / (pi d)) at p = 0): an extra step."""
+    d = validate.integer("dim", dim, 2)
+    validate.nonnegative("c", c)
+    lo = math.cos(math.radians(threshold(dim=d, p=p)))  # accepted: cos(phi) > lo
+    a = (d - 3) / 2
+    log_z = special.betaln(0.5, (d - 1) / 2)
+    dens = lambda t: math.exp(a * math.log(max(1 - t * t, 1e-300)) - log_z)
+    mass = acceptance_probability(dim=d, p=p)
+    if mass <= 0:
+        return math.nan
+    num, _ = integrate.quad(lambda t: t * dens(t), lo, 1.0, limit=400, points=[0.0] if lo < 0 else None)
+    return float(c * num / mass)
+
+
 def expected_tries(*, dim: int, p: float, c: float = 1.0, reading: str = "noise") -> float:
     """Expected draws until one passes the filter, 1 / P (a geometric number of tries)."""
     prob = acceptance_probability(dim=dim, p=p, c=c, reading=reading)

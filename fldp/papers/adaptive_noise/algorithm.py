@@ -31,7 +31,7 @@ from typing import Optional
 
 import torch
 
-from ... import accounting, engine, mechanisms, validate
+from ... import accounting, attacks, engine, mechanisms, validate
 from ...data import FederatedData
 from ...models import Model
 from . import theory as th
@@ -191,8 +191,6 @@ def run(model: Model, data: FederatedData, *, scheme: str, rounds: int, K: int, 
     """Train with ``scheme`` ('regular', 'ours' or 'dp') and keep what the chapter measures:
     the SNR of the uploads each round (central DP: of the aggregate) and the last round's
     clean and released uploads."""
-    from ... import attacks
-
     cfg = config(scheme=scheme, rounds=rounds, K=K, **settings)
     hk = hooks(scheme=scheme, c=c, p=p, eps=eps, delta=delta, reading=reading, dp=dp)
     snr, last = [], {}

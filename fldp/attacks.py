@@ -230,6 +230,7 @@ class AttackModel:
     std: torch.Tensor
     per_class: bool
     num_classes: int
+    train_accuracy: float = float("nan")  # on the shadow models' rows (:func:`train_attack`)
 
     def _inputs(self, features, y):
         z = (features - self.mean) / self.std
@@ -353,6 +354,75 @@ class MembershipResult:
         return asdict(self)
 
 
+def _check_labels(model: Model, **pairs) -> dict:
+    """Each ``name=(x, y)`` pair checked (same rows, non-empty, labels among the model's classes)."""
+    out, k = {}, model.num_classes
+    for name, pair in pairs.items():
+        x, y = out[name] = _pair(name, pair)
+        if len(y) == 0:
+            raise ValueError(f"{name} is empty")
+        if int(y.min()) < 0 or int(y.max()) >= k:
+            raise ValueError(f"{name}: labels must be in [0, {k - 1}] (the model's classes)")
+    return out
+
+
+def train_attack(model: Model, *, aux, config: Optional[engine.FLConfig] = None,
+                 start: Optional[torch.Tensor] = None, uplink: Optional[engine.Hook] = None, t: int = 1,
+                 train: Optional[Callable[[FederatedData], torch.Tensor]] = None,
+                 num_shadows: int = 10, per_class: bool = True, hidden: int = 64,
+                 steps: int = 300, seed: int = 0) -> AttackModel:
+    """Steps 1-3 of :func:`membership_attack`: the shadow models and the attack model(s)
+    trained on their outputs.  One result attacks any number of targets trained the same way
+    (:func:`evaluate_attack`); ``AttackModel.train_accuracy`` is its accuracy on the shadows."""
+    validate.integer("num_shadows", num_shadows, 1)
+    if (train is None) == (config is None):
+        raise ValueError("give exactly one of train (a callable) and config (with start and uplink)")
+    xa, ya = _check_labels(model, aux=aux)["aux"]
+    k = model.num_classes
+    shadow_data, in_mask = shadow_split(xa, ya, num_shadows=num_shadows, seed=seed)
+    if train is not None:
+        shadows = train(shadow_data)
+    else:
+        if start is None:
+            start = model.init(engine.generator(seed, "init"))
+        shadows = train_shadows(model, shadow_data, config, start, uplink=uplink, t=t)
+    if shadows.shape != (num_shadows, model.dim):
+        raise ValueError(f"the shadow models have shape {tuple(shadows.shape)}; "
+                         f"expected [{num_shadows}, {model.dim}]")
+    # every (shadow, aux row): in rows are members, out rows non-members
+    feats = attack_features(model, shadows, xa.to(shadows.device).expand(num_shadows, *xa.shape))
+    feats, fy, member = feats.reshape(-1, k).cpu(), ya.repeat(num_shadows), in_mask.reshape(-1)
+    att = fit_attack(feats, fy, member, per_class=per_class, num_classes=k, hidden=hidden, steps=steps, seed=seed)
+    att.train_accuracy = float((att.predict(feats, fy) == member).double().mean())
+    return att
+
+
+def evaluate_attack(model: Model, attack: AttackModel, target: torch.Tensor, *, members, nonmembers,
+                    seed: int = 0) -> MembershipResult:
+    """Step 4 of :func:`membership_attack`: ``attack`` against ``target[D]`` on ``members``
+    and ``nonmembers`` (pairs ``(x, y)``), balanced by keeping a seeded random subset of the
+    larger one of the size of the smaller; threshold 0.5."""
+    target = torch.as_tensor(target)
+    if target.shape != (model.dim,):
+        raise ValueError(f"target has shape {tuple(target.shape)}; the model needs [{model.dim}]")
+    pairs = _check_labels(model, members=members, nonmembers=nonmembers)
+    (xm, ym), (xn, yn) = pairs["members"], pairs["nonmembers"]
+    k = model.num_classes
+    n = min(len(ym), len(yn))
+    g = _generator(seed, "balance")
+    keep_m, keep_n = torch.randperm(len(ym), generator=g)[:n], torch.randperm(len(yn), generator=g)[:n]
+    x_eval = torch.cat([xm[keep_m.to(xm.device)], xn[keep_n.to(xn.device)].to(xm.device)])
+    y_eval = torch.cat([ym[keep_m], yn[keep_n]])
+    truth = torch.cat([torch.ones(n, dtype=torch.bool), torch.zeros(n, dtype=torch.bool)])
+    tf = attack_features(model, target.reshape(1, -1), x_eval.to(target.device)[None])[0].cpu()
+    pred = attack.predict(tf, y_eval)
+    overall = binary_metrics(pred, truth)
+    per = _scores(*_counts(pred, truth, y_eval, k), torch.bincount(y_eval, minlength=k).double())
+    return MembershipResult(**overall, per_class_accuracy=per["accuracy"].tolist(),
+                            per_class_f1=per["f1"].tolist(), num_members=n, num_nonmembers=n,
+                            attack_train_accuracy=attack.train_accuracy, fpr=float((pred & ~truth).sum()) / n)
+
+
 def membership_attack(model: Model, target: torch.Tensor, *, members, nonmembers, aux,
                       config: Optional[engine.FLConfig] = None, start: Optional[torch.Tensor] = None,
                       uplink: Optional[engine.Hook] = None, t: int = 1,
@@ -369,58 +439,21 @@ def membership_attack(model: Model, target: torch.Tensor, *, members, nonmembers
     4. Attack the target on ``members`` and ``nonmembers`` (pairs ``(x, y)``), balanced by
        keeping a seeded random subset of the larger one of the size of the smaller.
 
-    Returns a :class:`MembershipResult` (threshold 0.5).  Example::
+    Steps 1-3 are :func:`train_attack`, step 4 :func:`evaluate_attack` (call them apart to
+    attack several targets with one set of shadows).  Returns a :class:`MembershipResult`
+    (threshold 0.5).  Example::
 
         res = attacks.membership_attack(model, w_target, members=(x_in, y_in),
                                         nonmembers=(x_out, y_out), aux=(x_aux, y_aux),
                                         config=cfg, start=w_global, uplink=hook, seed=0)
     """
-    validate.integer("num_shadows", num_shadows, 1)
-    if (train is None) == (config is None):
-        raise ValueError("give exactly one of train (a callable) and config (with start and uplink)")
     target = torch.as_tensor(target)
     if target.shape != (model.dim,):
         raise ValueError(f"target has shape {tuple(target.shape)}; the model needs [{model.dim}]")
-    xm, ym = _pair("members", members)
-    xn, yn = _pair("nonmembers", nonmembers)
-    xa, ya = _pair("aux", aux)
-    k = model.num_classes
-    for name, y in (("members", ym), ("nonmembers", yn), ("aux", ya)):
-        if len(y) == 0:
-            raise ValueError(f"{name} is empty")
-        if int(y.min()) < 0 or int(y.max()) >= k:
-            raise ValueError(f"{name}: labels must be in [0, {k - 1}] (the model's classes)")
-    # 1-2. shadow models
-    shadow_data, in_mask = shadow_split(xa, ya, num_shadows=num_shadows, seed=seed)
-    if train is not None:
-        shadows = train(shadow_data)
-    else:
-        if start is None:
-            start = model.init(engine.generator(seed, "init"))
-        shadows = train_shadows(model, shadow_data, config, start, uplink=uplink, t=t)
-    if shadows.shape != (num_shadows, model.dim):
-        raise ValueError(f"the shadow models have shape {tuple(shadows.shape)}; "
-                         f"expected [{num_shadows}, {model.dim}]")
-    # 3. attack model on every (shadow, aux row): in rows are members, out rows non-members
-    feats = attack_features(model, shadows, xa.to(shadows.device).expand(num_shadows, *xa.shape))
-    fy = ya.repeat(num_shadows)
-    att = fit_attack(feats.reshape(-1, k).cpu(), fy, in_mask.reshape(-1), per_class=per_class,
-                     num_classes=k, hidden=hidden, steps=steps, seed=seed)
-    train_acc = float((att.predict(feats.reshape(-1, k).cpu(), fy) == in_mask.reshape(-1)).double().mean())
-    # 4. the target, on a balanced evaluation set
-    n = min(len(ym), len(yn))
-    g = _generator(seed, "balance")
-    keep_m, keep_n = torch.randperm(len(ym), generator=g)[:n], torch.randperm(len(yn), generator=g)[:n]
-    x_eval = torch.cat([xm[keep_m.to(xm.device)], xn[keep_n.to(xn.device)].to(xm.device)])
-    y_eval = torch.cat([ym[keep_m], yn[keep_n]])
-    truth = torch.cat([torch.ones(n, dtype=torch.bool), torch.zeros(n, dtype=torch.bool)])
-    tf = attack_features(model, target.reshape(1, -1), x_eval.to(target.device)[None])[0].cpu()
-    pred = att.predict(tf, y_eval)
-    overall = binary_metrics(pred, truth)
-    per = _scores(*_counts(pred, truth, y_eval, k), torch.bincount(y_eval, minlength=k).double())
-    return MembershipResult(**overall, per_class_accuracy=per["accuracy"].tolist(),
-                            per_class_f1=per["f1"].tolist(), num_members=n, num_nonmembers=n,
-                            attack_train_accuracy=train_acc, fpr=float((pred & ~truth).sum()) / n)
+    _check_labels(model, members=members, nonmembers=nonmembers)
+    att = train_attack(model, aux=aux, config=config, start=start, uplink=uplink, t=t, train=train,
+                       num_shadows=num_shadows, per_class=per_class, hidden=hidden, steps=steps, seed=seed)
+    return evaluate_attack(model, att, target, members=members, nonmembers=nonmembers, seed=seed)
 
 
 def empirical_eps(*, tpr: float, fpr: float, delta: float = 0.0) -> float:

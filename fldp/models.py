@@ -307,7 +307,7 @@ class BinaryLogReg(Model):
         if self.bias:
             parts.append(r.sum(dim=1, keepdim=True))
         pen = self._penalty.to(params.device, params.dtype)
-        return torch.cat(parts, dim=1) + (2.0 * self.l2_scale * self.l2) * params * pen
+        return torch.cat(parts, dim=1) + self.strong_convexity * params * pen
 
 
 class CNN(Model):

@@ -60,7 +60,7 @@ def newton(model: BinaryLogReg, data: FederatedData, clients: torch.Tensor, *, i
     x, y, mask, x1 = _design(data, clients)
     n = mask.sum(dim=1)
     k, dim = len(clients), model.dim
-    pen = model._penalty.double() * (2.0 * model.l2_scale * model.l2)
+    pen = model._penalty.double() * model.strong_convexity
     w = torch.zeros(k, dim, dtype=torch.float64)
 
     def f(w):
@@ -113,7 +113,7 @@ def estimate_constants(model: BinaryLogReg, data: FederatedData, *, iters: int =
     Gamma = float(F_star[0] - (p * F_k).sum())
     x, y, mask, x1 = _design(data, torch.arange(N))
     n_k = mask.sum(1)
-    L_reg = 2.0 * model.l2_scale * model.l2
+    L_reg = model.strong_convexity
     gram = torch.einsum("knd,kne->kde", x1, x1) / (4 * n_k[:, None, None])
     L = float(torch.linalg.eigvalsh(gram)[:, -1].max()) + L_reg
     z = torch.sigmoid((x1 * w_star).sum(-1))

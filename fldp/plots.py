@@ -18,3 +18,22 @@ def mean_band(ax, x, runs, label=None, **kw):
     if runs.shape[0] > 1:
         ax.fill_between(x, runs.min(axis=0), runs.max(axis=0), color=line.get_color(), alpha=0.2, lw=0)
     return mean
+
+
+def markdown_table(rows, digits: int = 4) -> str:
+    """A list of dicts (one per row, the first row's keys as columns) as a Markdown table;
+    floats to ``digits`` significant digits.  Show it in a notebook with
+    ``IPython.display.Markdown(markdown_table(rows))``."""
+    rows = list(rows)
+    if not rows:
+        return "(no rows)"
+    cols = list(rows[0])
+
+    def fmt(v):
+        if isinstance(v, (float, np.floating)):
+            return f"{float(v):.{digits}g}"
+        return str(v)
+
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(fmt(r.get(c, "")) for c in cols) + " |" for r in rows]
+    return "\n".join(lines)

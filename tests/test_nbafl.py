@@ -54,3 +54,26 @@ def test_run_spends_what_the_calibration_says_and_private_false_is_the_plain_eng
     cfg = engine.FLConfig(num_rounds=3, local_epochs=1, batch_size=5, lr=0.1, mu=0.01)
     assert none is None and torch.equal(plain.params, engine.run(model, data, cfg).params)
     assert float((hist.params - plain.params).abs().max()) > 1e-3  # clipping + noise did act
+
+
+@pytest.mark.parametrize("where", ["uplink", "server"])
+def test_accountant_calibration_spends_its_target(where):
+    """Calibrated by inversion to a whole-run target, the run's realised spend is the target
+    (uplink: T uploads of sensitivity 2C/m; server: T broadcasts of sensitivity 2C/(mN))."""
+    data, model = toy(), models.MLP(8, 6, 3)
+    cal = nbafl.calibrate_accountant(eps=2.0, delta=1e-5, C=1.0, N=4, T=3, m=data.m, where=where)
+    sens = 2 * 1.0 / data.m if where == "uplink" else 2 * 1.0 / (data.m * 4)
+    sigma = cal.sigma_U if where == "uplink" else cal.sigma_D
+    assert (cal.sigma_D if where == "uplink" else cal.sigma_U) == 0
+    # 3 Gaussian releases of multiplier z compose to one of multiplier z / sqrt(3)
+    z = sigma / sens
+    assert mechanisms.gaussian_eps(z / math.sqrt(3), 1e-5, 1.0) == pytest.approx(2.0, rel=2e-3)
+    hist, used = nbafl.run(model, data, T=3, lr=0.1, batch_size=5, calibration=cal)
+    assert used is cal
+    if where == "uplink":
+        assert accounting.spent(hist, delta=1e-5).eps == pytest.approx(2.0, rel=2e-3)
+    else:  # the uploads reach the trusted server in the clear; the broadcasts alone spend the target
+        assert accounting.spent(hist, delta=1e-5).eps == math.inf
+        assert accounting.spent(hist, delta=1e-5, clients=[]).eps == pytest.approx(2.0, rel=2e-3)
+    plain, _ = nbafl.run(model, data, T=3, private=False, lr=0.1, batch_size=5)
+    assert float((hist.params - plain.params).abs().max()) > 1e-3

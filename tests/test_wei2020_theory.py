@@ -395,3 +395,13 @@ def test_theorem3_mu_min_hand_values():
         nt.theorem3_mu_min(rho=1, B=2, K=4)
     with pytest.raises(BoundOutsideAssumptions, match=r"^K=1 "):
         nt.theorem3_mu_min(rho=1, B=1, K=1)
+
+
+def test_theorem2_best_contraction_hand_values():
+    # rho = B = 1, l = 0.3: rho B (1 + B/2) = 1.5, mu* = 3, P* = 1 - 0.3/3 = 0.9
+    mu, P = nt.theorem2_best_contraction(rho=1.0, B=1.0, l=0.3)
+    assert mu == pytest.approx(3.0) and P == pytest.approx(0.9)
+    assert nt.theorem2_P(rho=1.0, B=1.0, mu=3.0, l=0.3) == pytest.approx(0.9)
+    # no other mu does better
+    for other in (1.6, 2.0, 2.9, 3.1, 5.0, 50.0):
+        assert nt.theorem2_P(rho=1.0, B=1.0, mu=other, l=0.3) > 0.9

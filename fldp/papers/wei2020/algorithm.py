@@ -40,6 +40,7 @@ class Calibration:
     rule: str
     eps_run: float = float("nan")
     eps_run_sampled: Optional[float] = None
+    sensitivity_D: Optional[float] = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -86,22 +87,55 @@ def calibrate(*, eps: float, delta: float, C: float, L: int, N: int, T: int, m: 
     return Calibration(eps, delta, C, L, N, K, T, m, c, sigma_u, sigma_d, rule, eps_run, eps_sampled)
 
 
+def calibrate_accountant(*, eps: float, delta: float, C: float, N: int, T: int, m: int,
+                         where: str = "uplink") -> Calibration:
+    """NbAFL calibrated honestly: the noise that makes the *whole run* (eps, delta)-DP for each
+    client by the accountant (PLD, add/remove), found by inversion
+    (:func:`fldp.accounting.calibrate_gaussian_run`), in place of the classic per-exposure
+    constant of Sec. III.
+
+    ``where="uplink"``: each client's T noisy uploads (sensitivity Ds_U = 2C/m, Wei et al.
+    2020, eq. (5)-(6)) carry the whole budget and sigma_D = 0: the broadcasts are
+    post-processing of the uploads, so no server noise is needed against any adversary.
+    ``where="server"``: a trusted server (central DP) adds all the noise to the T broadcasts
+    (sensitivity Ds_D = 2C p_i/m with p_i = 1/N, Lemma 1, eq. (8)) and the uploads are
+    noiseless; that protects against the other clients and the public, not against the server.
+    ``L`` is recorded as T (every upload, or every broadcast, counts).
+    """
+    validate.choice("where", where, ("uplink", "server"))
+    z = accounting.calibrate_gaussian_run(target_eps=eps, target_delta=delta, rounds=T)
+    c = th.gaussian_c(delta=delta)
+    if where == "uplink":
+        sens = th.uplink_sensitivity(C=C, m=m)
+        return Calibration(eps, delta, C, T, N, None, T, m, c, z * sens, 0.0,
+                           "accountant: T uploads, sigma_D = 0", eps_run=eps)
+    sens = th.downlink_sensitivity(C=C, m=m, p_i=1.0 / N)
+    return Calibration(eps, delta, C, T, N, None, T, m, c, 0.0, z * sens,
+                       "accountant: T broadcasts (trusted server)", eps_run=eps, sensitivity_D=sens)
+
+
 def run(model: Model, data: FederatedData, *, T: int, eps: float = 60.0, delta: float = 0.01,
         C: float = 20.0, L: int = 1, K: Optional[int] = None, mu: float = 0.01, lr: float = 0.05,
         local_epochs: int = 1, batch_size: Optional[int] = 50, private: bool = True, seed: int = 0,
         eval_every: int = 1, eval_train: bool = True, progress: bool = False,
-        observer: Optional[engine.Observer] = None, device: str = "cpu"):
+        observer: Optional[engine.Observer] = None, device: str = "cpu",
+        calibration: Optional[Calibration] = None):
     """Run NbAFL for T rounds; returns ``(history, calibration)`` (calibration is None when
-    ``private=False``).  ``observer`` sees every round (:func:`fldp.engine.round_step`)."""
+    ``private=False``).  ``observer`` sees every round (:func:`fldp.engine.round_step`).
+    ``calibration`` (e.g. from :func:`calibrate_accountant`) replaces the paper's calibration
+    from ``eps``, ``delta``, ``L`` and ``K``; its C is the clipping bound."""
     cfg = engine.FLConfig(num_rounds=T, local_epochs=local_epochs, batch_size=batch_size, lr=lr,
                           mu=mu, clip=C if private else None, clip_mode="params" if private else None,
                           clients_per_round=K, noise=private, seed=seed, eval_every=eval_every,
                           eval_train=eval_train, device=device)
     cal = None
     if private:
-        cal = calibrate(eps=eps, delta=delta, C=C, L=L, N=data.num_clients, T=T, m=data.m, K=K)
+        cal = calibration or calibrate(eps=eps, delta=delta, C=C, L=L, N=data.num_clients, T=T, m=data.m, K=K)
+        if calibration is not None:
+            cfg = engine.with_config(cfg, clip=calibration.C)
+    up = cal and cal.sigma_U > 0
     hist = engine.run(model, data, cfg,
-                      uplink=engine.gaussian_uplink(cal.sigma_U, sensitivity=cal.sensitivity_U) if cal else None,
-                      downlink=engine.gaussian_downlink(cal.sigma_D) if cal else None,
+                      uplink=engine.gaussian_uplink(cal.sigma_U, sensitivity=cal.sensitivity_U) if up else None,
+                      downlink=engine.gaussian_downlink(cal.sigma_D, cal.sensitivity_D) if cal else None,
                       observer=observer, progress=progress, desc=f"NbAFL eps={eps if private else 'inf'}")
     return hist, cal

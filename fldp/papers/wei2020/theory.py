@@ -212,6 +212,20 @@ def theorem2_P(*, rho, B, mu, l):
     return 1 + 2 * positive("l", l) * lambdas(rho=rho, B=B, mu=mu)[2]
 
 
+def theorem2_best_contraction(*, rho, B, l):
+    """Wei et al. 2020, eq. (14) and (18): the smallest P = 1 + 2 l lambda2 any mu can give.
+
+    lambda2(mu) = (rho B (1 + B/2) - mu) / mu^2 is smallest at mu* = 2 rho B (1 + B/2), where
+    it is -1 / (4 rho B (1 + B/2)); so P >= P* = 1 - l / (2 rho B (1 + B/2)) for every mu.
+    Returns (mu*, P*).  Since the bound (17) is P^T Theta + n(T) (1 - P^T), a convex mix of
+    the initial gap Theta and the noise term n(T), it cannot fall below
+    min(Theta, n(T)) + P*^T (Theta - n(T))^+: when P*^T is close to 1 no mu makes it informative.
+    (If P* <= 0, mu* lies outside Theorem 2's range 0 < P < 1.)
+    """
+    a = positive("rho", rho) * positive("B", B) * (1 + B / 2)
+    return 2 * a, 1 - positive("l", l) / (2 * a)
+
+
 def theorem2_noise_terms(*, T, eps, c, m, N, scale=1.0):
     """Wei et al. 2020, eq. (61): (E||n||, E||n||^2) = (sigma_A sqrt(2N/pi), sigma_A^2 N)
     with sigma_A = c T Ds_D / eps (the T > L sqrt(N) branch of (16)).

@@ -366,6 +366,14 @@ def _check_labels(model: Model, **pairs) -> dict:
     return out
 
 
+def _check_target(model: Model, target) -> torch.Tensor:
+    """The attacked model's parameters as a tensor of shape [model.dim]."""
+    target = torch.as_tensor(target)
+    if target.shape != (model.dim,):
+        raise ValueError(f"target has shape {tuple(target.shape)}; the model needs [{model.dim}]")
+    return target
+
+
 def train_attack(model: Model, *, aux, config: Optional[engine.FLConfig] = None,
                  start: Optional[torch.Tensor] = None, uplink: Optional[engine.Hook] = None, t: int = 1,
                  train: Optional[Callable[[FederatedData], torch.Tensor]] = None,
@@ -402,9 +410,7 @@ def evaluate_attack(model: Model, attack: AttackModel, target: torch.Tensor, *, 
     """Step 4 of :func:`membership_attack`: ``attack`` against ``target[D]`` on ``members``
     and ``nonmembers`` (pairs ``(x, y)``), balanced by keeping a seeded random subset of the
     larger one of the size of the smaller; threshold 0.5."""
-    target = torch.as_tensor(target)
-    if target.shape != (model.dim,):
-        raise ValueError(f"target has shape {tuple(target.shape)}; the model needs [{model.dim}]")
+    target = _check_target(model, target)
     pairs = _check_labels(model, members=members, nonmembers=nonmembers)
     (xm, ym), (xn, yn) = pairs["members"], pairs["nonmembers"]
     k = model.num_classes
@@ -447,9 +453,7 @@ def membership_attack(model: Model, target: torch.Tensor, *, members, nonmembers
                                         nonmembers=(x_out, y_out), aux=(x_aux, y_aux),
                                         config=cfg, start=w_global, uplink=hook, seed=0)
     """
-    target = torch.as_tensor(target)
-    if target.shape != (model.dim,):
-        raise ValueError(f"target has shape {tuple(target.shape)}; the model needs [{model.dim}]")
+    target = _check_target(model, target)
     _check_labels(model, members=members, nonmembers=nonmembers)
     att = train_attack(model, aux=aux, config=config, start=start, uplink=uplink, t=t, train=train,
                        num_shadows=num_shadows, per_class=per_class, hidden=hidden, steps=steps, seed=seed)

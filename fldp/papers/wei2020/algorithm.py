@@ -124,6 +124,8 @@ def run(model: Model, data: FederatedData, *, T: int, eps: float = 60.0, delta: 
     ``private=False``).  ``observer`` sees every round (:func:`fldp.engine.round_step`).
     ``calibration`` (e.g. from :func:`calibrate_accountant`) replaces the paper's calibration
     from ``eps``, ``delta``, ``L`` and ``K``; its C is the clipping bound."""
+    if private and calibration is not None:
+        C = calibration.C
     cfg = engine.FLConfig(num_rounds=T, local_epochs=local_epochs, batch_size=batch_size, lr=lr,
                           mu=mu, clip=C if private else None, clip_mode="params" if private else None,
                           clients_per_round=K, noise=private, seed=seed, eval_every=eval_every,
@@ -131,8 +133,6 @@ def run(model: Model, data: FederatedData, *, T: int, eps: float = 60.0, delta: 
     cal = None
     if private:
         cal = calibration or calibrate(eps=eps, delta=delta, C=C, L=L, N=data.num_clients, T=T, m=data.m, K=K)
-        if calibration is not None:
-            cfg = engine.with_config(cfg, clip=calibration.C)
     up = cal and cal.sigma_U > 0
     hist = engine.run(model, data, cfg,
                       uplink=engine.gaussian_uplink(cal.sigma_U, sensitivity=cal.sensitivity_U) if up else None,

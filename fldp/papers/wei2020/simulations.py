@@ -104,15 +104,15 @@ def curves(groups: Dict, title: str, label: Callable, baseline=NO_BASELINE):
 
     ncol = 2 if baseline is NO_BASELINE else 3
     fig, axes = plt.subplots(1, ncol, figsize=(5.2 * ncol, 3.8), layout="constrained")
+    base = None if baseline is NO_BASELINE else np.asarray(groups[baseline][0]["train_loss"]["runs"])
     for key, (r, _) in groups.items():
         plots.mean_band(axes[0], r["rounds"], r["train_loss"], label=label(key))
         plots.mean_band(axes[1], r["rounds"], r["test_acc"], label=label(key))
-        if baseline is not NO_BASELINE:
-            base = np.asarray(groups[baseline][0]["train_loss"]["runs"])
+        if base is not None:
             plots.mean_band(axes[2], r["rounds"], np.asarray(r["train_loss"]["runs"]) - base, label=label(key))
     axes[0].set(xlabel="aggregation round t", ylabel="training loss F(w)", yscale="log")
     axes[1].set(xlabel="aggregation round t", ylabel="test accuracy")
-    if baseline is not NO_BASELINE:
+    if base is not None:
         axes[2].set(xlabel="aggregation round t", ylabel=f"loss minus {label(baseline)} (same seed)")
         axes[2].set_yscale("symlog", linthresh=1e-3)
     for ax in axes:

@@ -29,6 +29,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)  # read the process umask (there is no getter) and restore it
 
 
 def output_root(quick: bool) -> Path:
@@ -143,6 +145,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.chmod(fd, 0o666 & ~_UMASK)  # mkstemp creates 0600; give the mode open() would
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
         os.replace(tmp, path)

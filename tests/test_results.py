@@ -136,3 +136,16 @@ def test_markdown_table_hand_values():
     text = plots.markdown_table([{"C": 1.0, "eps": 50, "z": 2.345678}, {"C": 20.0, "eps": 60, "z": np.float64(-0.5)}], digits=3)
     assert text.splitlines() == ["| C | eps | z |", "|---|---|---|", "| 1 | 50 | 2.35 |", "| 20 | 60 | -0.5 |"]
     assert plots.markdown_table([]) == "(no rows)"
+
+
+def test_atomic_write_gives_the_mode_a_plain_open_would(tmp_path):
+    import os
+    import stat
+
+    from fldp.results import atomic_write_bytes
+
+    plain = tmp_path / "plain.bin"
+    plain.write_bytes(b"x")
+    atomic_write_bytes(tmp_path / "atomic.bin", b"x")
+    assert stat.S_IMODE((tmp_path / "atomic.bin").stat().st_mode) == stat.S_IMODE(plain.stat().st_mode)
+    assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]

@@ -155,3 +155,9 @@ def test_remark1_rounds_and_optimal_Q():
     C = 4 / 7 * 4 / 4 * 4
     assert full == pytest.approx((A + lt.theorem1_B(M=10, Q=2, b=1, G=1.0, n=100, L=2.0, eps=1.0,
                                                      delta=0.01) + C) / 2)
+
+
+def test_eq8_valid_far_beyond_its_root():
+    """e^x - 1 <= 2x holds up to the root 1.25643 and never again (no overflow at large x)."""
+    assert lt.eq8_valid(eps=1.2564) and not lt.eq8_valid(eps=1.2565) and not lt.eq8_valid(eps=2.0)
+    assert not lt.eq8_valid(eps=162.5) and not lt.eq8_valid(eps=1e4)  # overflowed before  # 162.5: eq. (9) at Q = 1, b = 1

@@ -147,7 +147,9 @@ def eq8_valid(*, eps: float) -> bool:
     """Whether eq. (8)'s step ``e^eps - 1 <= 2 eps`` holds: eps <= 1.2564 (root of
     e^x = 1 + 2x).  Source: Li, Chang & Chi 2020, eq. (8)."""
     eps = validate.positive("eps", eps)
-    return math.expm1(eps) <= 2.0 * eps
+    # e^x - 1 - 2x is convex with roots 0 and 1.2564: beyond 2 it is positive, and expm1
+    # would overflow past 709, so answer without it there.
+    return eps <= 2.0 and math.expm1(eps) <= 2.0 * eps
 
 
 def amplified_gaussian_eps(*, sigma: float, sensitivity_df: float, delta: float, b: int,

@@ -14,7 +14,10 @@ JOBS  ?= 1
 PYTEST_ARGS ?=
 QUICK_FLAG := $(if $(filter 1 true True yes,$(QUICK)),--quick,)
 
-.PHONY: env reproduce report test clean help
+PORT  ?= 8866
+LAB_PORT ?= 8888
+
+.PHONY: env system reproduce report test lab explore clean help
 .DEFAULT_GOAL := help
 
 help:
@@ -22,10 +25,28 @@ help:
 	@echo "                                   (full mode: also results/, figures/ and REPORT.md)"
 	@echo "make report                        render REPORT.md, the claims register, from results/"
 	@echo "make test                          run the whole test suite (notebooks in quick mode)"
+	@echo "make lab                           JupyterLab on the notebooks, kernel 'fldp' (LAB_PORT=8888)"
+	@echo "make explore                       serve notebooks/explore.ipynb with Voila on 127.0.0.1:PORT (8866)"
 	@echo "make env                           create .venv, install fldp[dev], register kernel 'fldp'"
+	@echo "make system                        Debian's chromium for the browser test (apt-get, as root)"
 	@echo "make clean                         remove build/"
 
-env: $(STAMP) $(KERNEL)
+env: $(STAMP) $(KERNEL) system
+
+# System packages: Debian's Chromium (and a font) for the browser test.  Installed with
+# apt-get where we are root and it is missing; otherwise a message says what is missing
+# (the browser test then skips, except under CI=true, where it fails).
+system:
+	@if command -v chromium >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing Debian's chromium for the browser test (apt-get)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+	    chromium fonts-dejavu-core >/dev/null \
+	  || echo "WARNING: apt-get could not install chromium: tests/test_explore_browser.py will skip"; \
+	else \
+	  echo "NOTE: chromium is missing and this is not a root shell with apt-get: install Debian's"; \
+	  echo "      'chromium' package (sudo apt-get install chromium) for tests/test_explore_browser.py"; \
+	fi
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || { echo "creating $(VENV)"; $(PYTHON) -m venv $(VENV); }
@@ -49,6 +70,16 @@ report: env
 
 test: env
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# JupyterLab refuses to run as root unless told; containers and CI machines often are root.
+ROOT_FLAG = $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
+
+lab: env
+	$(BIN)/jupyter lab --notebook-dir=notebooks --ServerApp.ip=127.0.0.1 --ServerApp.port=$(LAB_PORT) $(ROOT_FLAG)
+
+explore: env
+	@echo "fldp explorers: open http://127.0.0.1:$(PORT)/ in a browser (Ctrl-C stops the server)"
+	$(BIN)/voila notebooks/explore.ipynb --no-browser --Voila.ip=127.0.0.1 --port=$(PORT)
 
 clean:
 	rm -rf build

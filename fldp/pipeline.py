@@ -133,16 +133,22 @@ def parse_value(text: str) -> Any:
         return text
 
 
+#: Notebooks that are apps (served by `make explore`, tested in tests/test_explore*.py), not
+#: chapters: they reproduce nothing, so `fldp reproduce` does not run them.
+APPS = frozenset({"explore.ipynb"})
+
+
 def discover(notebooks_dir: Path, only: Sequence[str] = ()) -> list[Path]:
-    """Notebooks under ``notebooks_dir`` (recursive, sorted, no checkpoints), filtered by
-    ``only``: a pattern matches a notebook's relative path, file name or stem as a glob, or
-    as a substring of its relative path; an exact relative path selects just that one."""
+    """Notebooks under ``notebooks_dir`` (recursive, sorted, no checkpoints, no :data:`APPS`),
+    filtered by ``only``: a pattern matches a notebook's relative path, file name or stem as a
+    glob, or as a substring of its relative path; an exact relative path selects just that one."""
     root = Path(notebooks_dir)
     if not root.is_dir():
         raise UsageError(f"notebook folder {root} does not exist")
     found = sorted(
         (p for p in root.rglob("*.ipynb")
-         if ".ipynb_checkpoints" not in p.relative_to(root).parts),
+         if ".ipynb_checkpoints" not in p.relative_to(root).parts
+         and p.relative_to(root).as_posix() not in APPS),
         key=lambda p: p.relative_to(root).as_posix(),
     )
     if not found:

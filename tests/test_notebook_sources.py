@@ -4,8 +4,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from fldp import pipeline
+
 ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOKS = sorted(p for p in (ROOT / "notebooks").rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+NOTEBOOKS = pipeline.discover(ROOT / "notebooks")  # the chapters (explore.ipynb is an app)
+CHAPTERS = [p for p in NOTEBOOKS if p.parent != ROOT / "notebooks"]  # notebooks/<paper>/*.ipynb
 
 
 def test_notebooks_exist():
@@ -54,3 +57,19 @@ def test_paper_formulas_are_called_by_keyword(path):
 def test_other_notebooks_results_are_read_with_results_load(path):
     code = "".join(c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code")
     assert "output_root(" not in code, "read another notebook's results with fldp.results.load"
+
+
+def test_explore_app_is_not_a_chapter():
+    assert (ROOT / "notebooks" / "explore.ipynb").is_file()
+    assert all(p.name != "explore.ipynb" for p in NOTEBOOKS)
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: str(p.relative_to(ROOT / "notebooks")))
+def test_chapter_notebook_ends_with_an_explore_section(path):
+    """Each chapter notebook ends with "## Explore": a markdown cell, then code using fldp.widgets."""
+    cells = nbformat.read(path, as_version=4).cells
+    at = [i for i, c in enumerate(cells) if c.cell_type == "markdown" and c.source.lstrip().startswith("## Explore")]
+    assert at, "no '## Explore' section"
+    tail = cells[at[-1] + 1:]
+    assert tail and all(c.cell_type == "code" for c in tail), "the Explore section is the last one"
+    assert all("widgets." in c.source for c in tail), "the Explore section shows an fldp.widgets explorer"

@@ -15,6 +15,7 @@ from fldp import pipeline
 from fldp.pipeline import Options, UsageError
 
 NOTEBOOKS_DIR = Path(__file__).resolve().parent.parent / "notebooks"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
 
 def _notebooks() -> list[str]:
@@ -54,6 +55,10 @@ def test_notebook_runs_in_quick_mode(rel: str, tmp_path: Path, output_dir: Path)
     assert result.ok, (f"{rel} failed at {result.error.describe()}; "
                        f"executed copy: {result.output}")
     assert result.results_files, f"{rel} saved no results JSON (Recorder.save() not called?)"
+    executed = json.loads(Path(result.output).read_text())
+    if any(c["cell_type"] == "markdown" and "".join(c["source"]).startswith("## Explore") for c in executed["cells"]):
+        state = executed["metadata"].get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+        assert len(state) >= 5, f"{rel}: the Explore section's widgets left no state in the executed notebook"
 
     pngs = []
     for path in result.results_files:

@@ -2,9 +2,12 @@
 
     fldp reproduce [--quick] [--only PATTERN] [--jobs N] [-p NAME VALUE ...] [--timeout SECONDS]
     fldp report [--check] [--results-dir DIR] [--output FILE]
+    fldp sweep FN [-g NAME=V1,V2,...] [-p NAME VALUE] [--backend B] [--workers N] [--scheduler ADDR]
+               [--store DIR] [--fresh]
 
 Exit status of ``reproduce``: 0 when every notebook ran, 1 when one failed, 2 for a request
-that cannot run.  Of ``report``: 0 when REPORT.md was written (with ``--check``: is up to
+that cannot run.  Of ``sweep``: 0 when every run finished, 1 when one failed (the others are
+stored), 2 for a request that cannot run.  Of ``report``: 0 when REPORT.md was written (with ``--check``: is up to
 date), 1 when ``--check`` finds it missing or out of date.
 """
 from __future__ import annotations
@@ -63,6 +66,24 @@ def build_parser() -> argparse.ArgumentParser:
                      metavar="DIR", help="where the notebooks are (default: notebooks/)")
     rep.add_argument("--build-dir", type=Path, default=PROJECT_ROOT / "build", metavar="DIR",
                      help="where executed notebooks and the report go (default: build/)")
+    rep.add_argument("--fresh", action="store_true",
+                     help="ignore the run store (results/runs/): run every experiment again")
+    _backend_args(rep)
+    swp = commands.add_parser(
+        "sweep", help="run a parameter grid through the resumable run store, on any backend",
+        description="Expand a grid into runs FN(**config), skip the ones the store holds, run the "
+                    "others (in this process, local processes or Dask) and store each as it finishes.")
+    swp.add_argument("fn", metavar="FN",
+                     help="the run function, 'module:function' or a name of fldp.sweep.EXPERIMENTS "
+                          "(e.g. wei2020.nbafl)")
+    swp.add_argument("-g", "--grid", action="append", default=[], metavar="NAME=V1,V2,...",
+                     help="a swept setting and its values (repeatable; values as Python literals)")
+    swp.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
+                     help="a fixed setting (repeatable)")
+    swp.add_argument("--store", type=Path, default=PROJECT_ROOT / "results" / "runs", metavar="DIR",
+                     help="the run store (default: results/runs/)")
+    swp.add_argument("--fresh", action="store_true", help="run again even what the store holds")
+    _backend_args(swp)
     reg = commands.add_parser(
         "report", help="render REPORT.md, the claims register, from the full-mode results/",
         description="Render REPORT.md, the register of every paper claim the notebooks check "
@@ -78,6 +99,59 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _backend_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--backend", choices=("inprocess", "processes", "dask"),
+                        help="where runs execute (default: in this process; dask when a scheduler is given)")
+    parser.add_argument("--workers", type=_positive_int, metavar="N",
+                        help="local processes or Dask workers (default 2)")
+    parser.add_argument("--scheduler", metavar="ADDR",
+                        help="an existing Dask scheduler, e.g. tcp://host:8786 (default: "
+                             "$DASK_SCHEDULER_ADDRESS, else a local cluster)")
+
+
+def _backend_env(args) -> None:
+    """Pass the backend choice to notebooks' kernels and to fldp.sweep through the environment."""
+    import os
+
+    from fldp import store, sweep
+
+    for value, name in ((args.backend, sweep.BACKEND_ENV), (args.workers, sweep.WORKERS_ENV),
+                        (args.scheduler, sweep.SCHEDULER_ENV), ("1" if args.fresh else None, store.FRESH_ENV)):
+        if value:
+            os.environ[name] = str(value)
+
+
+def _sweep(args) -> int:
+    from fldp import store, sweep
+    from fldp.pipeline import parse_value
+
+    try:
+        grid = {}
+        for item in args.grid:
+            name, sep, values = item.partition("=")
+            if not sep or not name or not values:
+                raise ValueError(f"-g {item!r}: write NAME=V1,V2,...")
+            if name in grid:
+                raise ValueError(f"-g {name}: given twice; list all its values in one -g {name}=V1,V2,...")
+            grid[name] = [parse_value(v) for v in values.split(",")]
+        fn = sweep.EXPERIMENTS.get(args.fn, args.fn)
+        store.resolve(fn)
+        configs = sweep.expand(grid, {name: parse_value(value) for name, value in args.parameter})
+    except (ValueError, ImportError, AttributeError) as exc:
+        print(f"fldp sweep: error: {exc}", file=sys.stderr)
+        return 2
+    _backend_env(args)
+    runs = store.RunStore(args.store)
+    out = sweep.run_all(fn, configs, store=runs, fresh=args.fresh, raise_on_failure=False)
+    failed = {store.run_key(fn, f.config) for f in out.failures}
+    for cfg in configs:
+        key = store.run_key(fn, cfg)
+        print(f"{'FAILED' if key in failed else 'ok    '} {key[:12]}  {cfg}")
+    print(f"{len(configs)} run(s): {out.ran} ran, {out.reused} reused from {runs.root}, {len(out.failures)} failed "
+          f"({out.backend}, {out.seconds:.1f} s)")
+    return 1 if out.failures else 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -85,10 +159,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         from fldp import report
 
         return report.run(args.results_dir, args.output, check=args.check)
+    if args.command == "sweep":
+        return _sweep(args)
     if args.command != "reproduce":
         parser.print_help(sys.stderr)
         return 2
     from fldp.pipeline import Options, UsageError, parse_value, reproduce
+
+    _backend_env(args)
 
     opts = Options(quick=args.quick, only=args.only, jobs=args.jobs, timeout=args.timeout,
                    params={name: parse_value(value) for name, value in args.parameter},

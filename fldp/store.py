@@ -1,0 +1,183 @@
+"""A resumable store of finished runs: one JSON file per run, keyed by a content hash of the run.
+
+A *run* is a call ``fn(**config)`` of a top-level function (named ``"module:function"``, so a
+worker process on any machine can import and call it) that returns JSON-able numbers.  Its
+key is the SHA-256 of the canonical JSON of the function's name, the full configuration (the
+data split, the model, every setting and the seed are all arguments of ``fn``) and the code
+version that matters: fldp's version and the function's ``store_version`` attribute (bump it
+when a change alters the numbers a run returns).
+
+Each finished run is written atomically (temporary file + rename) to
+``<root>/<module.function>/<key>.json`` with a digest of its result, so a reader never sees a
+half-written file, and a damaged or foreign file (truncated, edited, or holding another key) is
+detected, reported and rerun, never read as a result.  ``RunStore.frame()`` gives the store as
+a pandas table (one row per run, ``config.*`` and scalar ``result.*`` columns).
+
+Where the store lives: ``default_store(quick)`` is ``<output root>/results/runs`` (the project's
+``results/runs/`` in full mode, ``build/quick/results/runs/`` in quick mode, under
+``$FLDP_OUTPUT_DIR`` when set); it is not committed.  ``$FLDP_FRESH=1`` (``fldp reproduce
+--fresh``) makes :meth:`RunStore.run` ignore what is stored and run again.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import os
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping, Optional, Union
+
+from . import __version__
+from .results import _jsonable, atomic_write_bytes, output_root
+
+FORMAT = 1
+FRESH_ENV = "FLDP_FRESH"
+
+
+def fn_name(fn: Union[Callable, str]) -> str:
+    """``"module:qualname"`` of a top-level function (ValueError for lambdas and local functions)."""
+    if isinstance(fn, str):
+        resolve(fn)
+        return fn
+    name = f"{fn.__module__}:{fn.__qualname__}"
+    if "<" in fn.__qualname__ or fn.__module__ == "__main__":
+        raise ValueError(f"fn={name} cannot be stored: a run function must be a top-level function of an "
+                         "importable module (worker processes import it by name)")
+    return name
+
+
+def resolve(name: str) -> Callable:
+    """The function named ``"module:qualname"``."""
+    module, _, qual = name.partition(":")
+    if not module or not qual:
+        raise ValueError(f"fn={name!r} is not of the form 'module:function'")
+    obj: Any = importlib.import_module(module)
+    for part in qual.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def canonical(obj: Any) -> str:
+    """Canonical JSON (sorted keys, no spaces; numpy and torch values as plain numbers)."""
+    return json.dumps(_jsonable(obj), sort_keys=True, separators=(",", ":"), allow_nan=True)
+
+
+def normalise(obj: Any) -> Any:
+    """``obj`` as it reads back from the store (arrays become lists), so that a fresh result and a
+    stored one are the same value."""
+    return json.loads(canonical(obj))
+
+
+def code_version(fn: Union[Callable, str]) -> str:
+    f = resolve(fn) if isinstance(fn, str) else fn
+    return f"fldp {__version__}; {fn_name(fn)} v{getattr(f, 'store_version', 1)}"
+
+
+def run_key(fn: Union[Callable, str], config: Mapping[str, Any]) -> str:
+    """The content hash that names a run (32 hex digits of SHA-256)."""
+    ident = {"fn": fn_name(fn), "config": dict(config), "version": code_version(fn)}
+    return hashlib.sha256(canonical(ident).encode()).hexdigest()[:32]
+
+
+def _digest(result_json: str) -> str:
+    return hashlib.sha256(result_json.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Record:
+    """One finished run as stored."""
+
+    key: str
+    fn: str
+    config: dict
+    result: Any
+    seconds: float
+    finished: str
+    version: str
+
+
+class RunStore:
+    """Finished runs under ``root`` (see the module docstring)."""
+
+    def __init__(self, root: Union[str, Path]):
+        self.root = Path(root)
+
+    def __repr__(self) -> str:
+        return f"RunStore({str(self.root)!r})"
+
+    def path(self, fn: Union[Callable, str], config: Mapping[str, Any]) -> Path:
+        name = fn_name(fn)
+        return self.root / name.replace(":", ".") / f"{run_key(fn, config)}.json"
+
+    def read(self, path: Path, key: Optional[str] = None) -> Optional[Record]:
+        """The record at ``path``, or None when it is missing or damaged (then a warning names it)."""
+        try:
+            saved = json.loads(Path(path).read_text(encoding="utf-8"))
+            ok = (saved.get("format") == FORMAT and _digest(canonical(saved["result"])) == saved["digest"]
+                  and saved["key"] == Path(path).stem and (key is None or saved["key"] == key))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            ok, saved = False, exc
+        if not ok:
+            warnings.warn(f"run store: {path} is damaged or not a run of this key ({saved if isinstance(saved, Exception) else 'digest or key mismatch'}); it will be run again",
+                          RuntimeWarning, stacklevel=2)
+            return None
+        return Record(saved["key"], saved["fn"], saved["config"], saved["result"], saved["seconds"],
+                      saved["finished"], saved["version"])
+
+    def load(self, fn: Union[Callable, str], config: Mapping[str, Any]) -> Optional[Record]:
+        """The finished run ``fn(**config)``, or None."""
+        return self.read(self.path(fn, config), run_key(fn, config))
+
+    def save(self, fn: Union[Callable, str], config: Mapping[str, Any], result: Any, seconds: float) -> Record:
+        """Write a finished run atomically; returns it as it reads back."""
+        text = canonical(result)
+        rec = Record(run_key(fn, config), fn_name(fn), normalise(dict(config)), json.loads(text), float(seconds),
+                     time.strftime("%Y-%m-%dT%H:%M:%S%z"), code_version(fn))
+        body = {"format": FORMAT, "key": rec.key, "fn": rec.fn, "version": rec.version, "config": rec.config,
+                "seconds": rec.seconds, "finished": rec.finished, "digest": _digest(text), "result": rec.result}
+        atomic_write_bytes(self.path(fn, config), (json.dumps(body, allow_nan=True) + "\n").encode())
+        return rec
+
+    def run(self, fn: Callable, config: Mapping[str, Any], *, fresh: Optional[bool] = None) -> Any:
+        """``fn(**config)`` from the store, or computed, stored and returned (in this process)."""
+        fresh = fresh_default() if fresh is None else fresh
+        rec = None if fresh else self.load(fn, config)
+        if rec is None:
+            t0 = time.perf_counter()
+            result = fn(**config)
+            rec = self.save(fn, config, result, time.perf_counter() - t0)
+        return rec.result
+
+    def records(self) -> Iterator[Record]:
+        """Every readable run in the store (damaged files are warned about and skipped)."""
+        for path in sorted(self.root.glob("*/*.json")):
+            rec = self.read(path)
+            if rec is not None:
+                yield rec
+
+    def frame(self):
+        """The store as a pandas DataFrame: fn, key, seconds, finished, ``config.*`` and the
+        scalar ``result.*`` fields (lists, e.g. loss curves, stay in ``result``)."""
+        import pandas as pd
+
+        rows = []
+        for r in self.records():
+            scalars = {f"result.{k}": v for k, v in (r.result.items() if isinstance(r.result, dict) else [])
+                       if isinstance(v, (int, float, str, bool)) or v is None}
+            rows.append({"fn": r.fn, "key": r.key, "seconds": r.seconds, "finished": r.finished,
+                         **{f"config.{k}": v for k, v in r.config.items()}, **scalars, "result": r.result})
+        return pd.DataFrame(rows)
+
+
+def fresh_default() -> bool:
+    return os.environ.get(FRESH_ENV, "").lower() in ("1", "true", "yes")
+
+
+def default_store(quick: bool) -> RunStore:
+    """``<output root>/results/runs``: results/runs/ in full mode, build/quick/results/runs/ in quick mode."""
+    return RunStore(output_root(quick) / "results" / "runs")

@@ -1,0 +1,26 @@
+"""A tiny run function for the sweep tests, importable by worker processes (tests/ on PYTHONPATH)."""
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+
+
+def toy(*, x: float, seed: int, sleep: float = 0.0, log: str = "", fail_at: float = float("nan"),
+        interrupt_at: float = float("nan")) -> dict:
+    """x^2 plus seeded noise and a short curve; logs each start to ``log`` (one line per start).
+
+    Raises ValueError at x == fail_at, and KeyboardInterrupt at x == interrupt_at while the file
+    ``log + '.interrupt'`` exists (it is removed, so the resumed sweep passes)."""
+    if log:
+        with open(log, "a") as fh:
+            fh.write(f"start x={x} seed={seed} pid={os.getpid()}\n")
+    if x == interrupt_at and os.path.exists(log + ".interrupt"):
+        os.remove(log + ".interrupt")
+        raise KeyboardInterrupt
+    time.sleep(sleep)
+    if x == fail_at:
+        raise ValueError(f"toy failure at x={x}")
+    rng = np.random.default_rng(seed)
+    return {"y": float(x * x + rng.normal()), "curve": (x + rng.normal(size=3)).tolist()}

@@ -10,12 +10,61 @@ the loss minus the non-private loss of the same seed when the group has a baseli
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable, Dict, Optional, Sequence, Union
 
 import numpy as np
 
-from ... import data, models, plots, results, validate
+from ... import accounting, data, models, plots, results, sweep, validate
+from ...store import RunStore
 from . import algorithm as nbafl
+
+
+@lru_cache(maxsize=8)
+def dataset(N: int, seed: int, subsample: Optional[int] = None, max_test: Optional[int] = None) -> data.FederatedData:
+    """MNIST split iid over N clients (cached per process: each worker loads it once)."""
+    return data.federated_dataset("mnist", N, "iid", seed=seed, subsample=subsample, max_test=max_test)
+
+
+def nbafl_run(*, N: int, T: int, eps: Optional[float], delta: float, C: float, L: int, K: Optional[int] = None,
+              mu: float = 0.01, lr: float = 0.05, local_epochs: int = 1, batch_size: int = 50, seed: int = 0,
+              subsample: Optional[int] = None, max_test: Optional[int] = None, eval_every: int = 1,
+              rule: str = "paper") -> dict:
+    """One NbAFL run on MNIST with the paper's MLP, as the run store keeps it (every setting is an
+    argument, so the store's key covers it).  ``eps=None``: non-private.  ``rule``: ``"paper"``
+    (Sec. III / Theorem 1 / Lemma 4 at the per-exposure eps), or the accountant's whole-run
+    calibration to (eps, delta) with the noise on the ``"uplink"`` or on a trusted ``"server"``
+    (:func:`fldp.papers.wei2020.algorithm.calibrate_accountant`).  Returns the loss and accuracy
+    curves, the rounds they were taken at, the final model norm, the calibration and, for a
+    private run, the eps each client really spent (PLD, at ``delta``)."""
+    validate.choice("rule", rule, ("paper", "uplink", "server"))
+    fed = dataset(N, seed, subsample, max_test)
+    cal = None
+    if eps is not None and rule != "paper":
+        cal = nbafl.calibrate_accountant(eps=eps, delta=delta, C=C, N=N, T=T, m=fed.m, where=rule)
+    h, cal = nbafl.run(models.MLP(), fed, T=T, eps=eps or 1.0, private=eps is not None, delta=delta, C=C, L=L, K=K,
+                       mu=mu, lr=lr, local_epochs=local_epochs, batch_size=batch_size, seed=seed,
+                       eval_every=eval_every, calibration=cal)
+    spent = None if cal is None else accounting.spent(h, delta=delta, clients=None if cal.sigma_U > 0 else []).eps
+    return {"train_loss": h.train_loss, "test_acc": h.test_acc, "rounds": h.rounds, "w_norm": float(h.params.norm()),
+            "calibration": None if cal is None else cal.as_dict(), "eps_spent": spent}
+
+
+def over_seeds(store: Optional[RunStore], seeds: Sequence[int], *, last: bool = False, **config) -> dict:
+    """:func:`nbafl_run` for every seed through the run store (a plain call when ``store`` is
+    None), summarised as :func:`fldp.results.over_seeds` does for the loss and accuracy curves
+    (``last=True``: their final values only); plus the rounds, the per-seed spends and the first
+    seed's calibration (a dict)."""
+    configs = [dict(config, seed=s) for s in seeds]
+    if store is None:
+        outs = [nbafl_run(**c) for c in configs]
+    else:
+        outs = sweep.run_all(nbafl_run, configs, store=store, progress=False).results
+    pick = (lambda v: v[-1]) if last else (lambda v: v)
+    summary = results.over_seeds(lambda i: {"train_loss": pick(outs[i]["train_loss"]), "test_acc": pick(outs[i]["test_acc"]),
+                                            "w_norm": outs[i]["w_norm"]}, range(len(configs)))
+    return {**summary, "seeds": np.asarray(list(seeds)), "rounds": outs[0]["rounds"],
+            "spent": [o["eps_spent"] for o in outs], "calibration": outs[0]["calibration"]}
 
 
 @dataclass(frozen=True)
@@ -42,42 +91,30 @@ class Reading:
 
 
 class Runner:
-    """NbAFL runs over ``seeds`` for one reading; MNIST split iid over N clients, data cached
-    per (N, seed, subsample)."""
+    """NbAFL runs over ``seeds`` for one reading, through the run store ``store`` (None: run
+    each time); MNIST split iid over N clients."""
 
     def __init__(self, reading: Reading, *, N: int, T: int, delta: float, seeds: Sequence[int],
-                 subsample: Optional[int] = None, max_test: Optional[int] = None):
+                 subsample: Optional[int] = None, max_test: Optional[int] = None,
+                 store: Optional[RunStore] = None):
         self.reading, self.N, self.T, self.delta = reading, N, T, delta
-        self.seeds, self.subsample, self.max_test = list(seeds), subsample, max_test
-        self._data: Dict[tuple, data.FederatedData] = {}
+        self.seeds, self.subsample, self.max_test, self.store = list(seeds), subsample, max_test, store
 
     def fed(self, n: int, seed: int, sub: Optional[int]) -> data.FederatedData:
-        if (n, seed, sub) not in self._data:
-            self._data[n, seed, sub] = data.federated_dataset("mnist", n, "iid", seed=seed, subsample=sub,
-                                                              max_test=self.max_test)
-        return self._data[n, seed, sub]
+        return dataset(n, seed, sub, self.max_test)
 
     def runs(self, eps: Optional[float], *, n: Optional[int] = None, T: Optional[int] = None,
              K: Optional[int] = None, final_only: bool = False, sub: Union[int, None, str] = "default",
              lr: Optional[float] = None):
-        """``(summary, calibration)``: :func:`fldp.results.over_seeds` of the training loss,
-        test accuracy and final model norm (plus ``"rounds"``); ``eps=None`` is the
-        non-private baseline (calibration None)."""
+        """``(summary, calibration)``: :func:`over_seeds` of the training loss, test accuracy
+        and final model norm (plus ``"rounds"``); ``eps=None`` is the non-private baseline
+        (calibration None)."""
         n, T, r = n or self.N, T or self.T, self.reading
         sub = self.subsample if sub == "default" else sub
-        first: dict = {}
-
-        def one(s):
-            h, cal = nbafl.run(models.MLP(), self.fed(n, s, sub), T=T, eps=eps or 1.0, private=eps is not None,
-                               delta=self.delta, C=r.C, L=r.L_for(T), K=K, mu=r.mu, lr=lr or r.lr,
-                               local_epochs=r.local_epochs, batch_size=r.batch_size, seed=s,
-                               eval_every=T if final_only else 1)
-            first.setdefault("cal", cal)
-            first.setdefault("rounds", h.rounds)
-            return {"train_loss": h.train_loss, "test_acc": h.test_acc, "w_norm": float(h.params.norm())}
-
-        out = results.over_seeds(one, self.seeds)
-        return {**out, "rounds": first["rounds"]}, first["cal"]
+        out = over_seeds(self.store, self.seeds, N=n, T=T, eps=eps, delta=self.delta, C=r.C, L=r.L_for(T), K=K,
+                         mu=r.mu, lr=lr or r.lr, local_epochs=r.local_epochs, batch_size=r.batch_size,
+                         subsample=sub, max_test=self.max_test, eval_every=T if final_only else 1)
+        return out, None if out["calibration"] is None else nbafl.Calibration(**out["calibration"])
 
     def final_losses(self, eps, values: Sequence[int], key: str, **kw) -> np.ndarray:
         """Final training loss (seeds x len(values)) of one run per value of ``key``

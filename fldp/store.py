@@ -76,9 +76,20 @@ def code_version(fn: Union[Callable, str]) -> str:
     return f"fldp {__version__}; {fn_name(fn)} v{getattr(f, 'store_version', 1)}"
 
 
+def _key_form(obj: Any) -> Any:
+    """Equal numbers hash alike: 20.0 (a notebook's float) and 20 (typed on the command line)."""
+    if isinstance(obj, float) and obj.is_integer() and abs(obj) < 2**53:
+        return int(obj)
+    if isinstance(obj, dict):
+        return {k: _key_form(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_key_form(v) for v in obj]
+    return obj
+
+
 def run_key(fn: Union[Callable, str], config: Mapping[str, Any]) -> str:
-    """The content hash that names a run (32 hex digits of SHA-256)."""
-    ident = {"fn": fn_name(fn), "config": dict(config), "version": code_version(fn)}
+    """The content hash that names a run (32 hex digits of SHA-256); 20 and 20.0 are one value."""
+    ident = {"fn": fn_name(fn), "config": _key_form(normalise(dict(config))), "version": code_version(fn)}
     return hashlib.sha256(canonical(ident).encode()).hexdigest()[:32]
 
 

@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import inspect
 import json
+import math
 import os
 import time
 import warnings
@@ -60,9 +62,23 @@ def resolve(name: str) -> Callable:
     return obj
 
 
+def _plain(obj: Any) -> Any:
+    """JSON-able values, non-finite floats kept (the store writes NaN and Infinity as JSON's
+    extension tokens, which Python reads back exactly; results.Recorder's files spell them out)."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return obj
+    if isinstance(obj, dict):
+        return {str(k): _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    if hasattr(obj, "tolist"):  # numpy arrays and scalars, torch tensors
+        return _plain(obj.tolist())
+    return _jsonable(obj)
+
+
 def canonical(obj: Any) -> str:
     """Canonical JSON (sorted keys, no spaces; numpy and torch values as plain numbers)."""
-    return json.dumps(_jsonable(obj), sort_keys=True, separators=(",", ":"), allow_nan=True)
+    return json.dumps(_plain(obj), sort_keys=True, separators=(",", ":"), allow_nan=True)
 
 
 def normalise(obj: Any) -> Any:
@@ -87,9 +103,25 @@ def _key_form(obj: Any) -> Any:
     return obj
 
 
+def full_config(fn: Union[Callable, str], config: Mapping[str, Any], *, omit=()) -> dict:
+    """``config`` with every other argument of ``fn`` at its default (``omit``: names left out,
+    e.g. the seed a caller adds per run); TypeError naming unknown or missing arguments."""
+    f = resolve(fn) if isinstance(fn, str) else fn
+    params = inspect.signature(f).parameters
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return dict(config)
+    unknown = sorted(set(config) - set(params))
+    missing = [n for n, p in params.items() if p.default is p.empty and n not in config and n not in omit]
+    if unknown or missing:
+        raise TypeError(f"{fn_name(fn)}: unknown setting(s) {unknown}, missing setting(s) {missing}")
+    return {n: config.get(n, p.default) for n, p in params.items() if n not in omit}
+
+
 def run_key(fn: Union[Callable, str], config: Mapping[str, Any]) -> str:
-    """The content hash that names a run (32 hex digits of SHA-256); 20 and 20.0 are one value."""
-    ident = {"fn": fn_name(fn), "config": _key_form(normalise(dict(config))), "version": code_version(fn)}
+    """The content hash that names a run (32 hex digits of SHA-256): the function, its whole
+    configuration with the defaults filled in (so spelling a default out changes nothing), and
+    the code version; 20 and 20.0 are one value."""
+    ident = {"fn": fn_name(fn), "config": _key_form(normalise(full_config(fn, config))), "version": code_version(fn)}
     return hashlib.sha256(canonical(ident).encode()).hexdigest()[:32]
 
 

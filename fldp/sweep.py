@@ -69,9 +69,11 @@ class SweepError(RuntimeError):
 
 @dataclass
 class Outcome:
-    """Results in the order of the configurations (None where a run failed)."""
+    """Results in the order of the configurations (None where a run failed), and the seconds each
+    run took when it ran (also for runs read back from the store: its record keeps them)."""
 
     results: List[Any]
+    run_seconds: List[Optional[float]] = field(default_factory=list)
     ran: int = 0
     reused: int = 0
     failures: List[Failure] = field(default_factory=list)
@@ -114,14 +116,14 @@ def run_all(fn: Union[Callable, str], configs: Sequence[Mapping[str, Any]], *, s
     fresh = S.fresh_default() if fresh is None else fresh
     configs = [dict(c) for c in configs]
     t0 = time.perf_counter()
-    out = Outcome([None] * len(configs), backend=backend)
+    out = Outcome([None] * len(configs), [None] * len(configs), backend=backend)
     todo = []
     for i, cfg in enumerate(configs):
         rec = None if fresh else store.load(name, cfg)
         if rec is None:
             todo.append(i)
         else:
-            out.results[i], out.reused = rec.result, out.reused + 1
+            out.results[i], out.run_seconds[i], out.reused = rec.result, rec.seconds, out.reused + 1
     seen: dict = {}
     for i in todo:  # the same configuration twice in one sweep runs once
         seen.setdefault(S.run_key(name, configs[i]), []).append(i)
@@ -136,7 +138,7 @@ def run_all(fn: Union[Callable, str], configs: Sequence[Mapping[str, Any]], *, s
         else:
             rec = store.save(name, configs[i], result, seconds)
             for j in ids:
-                out.results[j] = rec.result
+                out.results[j], out.run_seconds[j] = rec.result, rec.seconds
             out.ran += 1
             if on_finish:
                 on_finish(configs[i], rec.result)
@@ -203,4 +205,8 @@ def _run_dask(name, configs, unique, workers, scheduler, done) -> None:
 #: Short names for ``fldp sweep``: the run functions the notebooks use.
 EXPERIMENTS = {
     "wei2020.nbafl": "fldp.papers.wei2020.simulations:nbafl_run",
+    "zhou.fedsgd_dpc": "fldp.papers.zhou.experiments:fedsgd_dpc_run",
+    "li2021.secure_fedavg": "fldp.papers.li2021.experiments:secure_fedavg_run",
+    "adaptive_noise.utility": "fldp.papers.adaptive_noise.experiments:utility_run",
+    "adaptive_noise.privacy": "fldp.papers.adaptive_noise.experiments:privacy_run",
 }

@@ -24,3 +24,8 @@ def toy(*, x: float, seed: int, sleep: float = 0.0, log: str = "", fail_at: floa
         raise ValueError(f"toy failure at x={x}")
     rng = np.random.default_rng(seed)
     return {"y": float(x * x + rng.normal()), "curve": (x + rng.normal(size=3)).tolist()}
+
+
+def toy_other(*, x: float, seed: int) -> dict:
+    """Another run function with the same arguments (its runs must not share keys with toy's)."""
+    return {"y": x + seed}

@@ -48,7 +48,10 @@ def test_the_key_is_a_content_hash_of_the_whole_configuration(monkeypatch):
     assert k != S.run_key(sweep_toy.toy, {"x": 1.0, "seed": 1})  # every value does
     assert k == S.run_key(sweep_toy.toy, {"x": 1, "seed": 0.0})  # equal numbers are one value (CLI vs notebook)
     assert k != S.run_key(sweep_toy.toy, {"x": 1.5, "seed": 0}) and k != S.run_key(sweep_toy.toy, {"x": True, "seed": 0})
-    assert k != S.run_key("fldp.papers.wei2020.simulations:nbafl_run", {"x": 1.0, "seed": 0})
+    assert k == S.run_key(sweep_toy.toy, {"x": 1.0, "seed": 0, "sleep": 0.0})  # a default spelled out: the same run
+    assert k != S.run_key("sweep_toy:toy_other", {"x": 1.0, "seed": 0})  # another function
+    with pytest.raises(TypeError, match=r"unknown setting\(s\) \['z'\], missing setting\(s\) \['seed'\]"):
+        S.run_key(sweep_toy.toy, {"x": 1.0, "z": 2})
     monkeypatch.setattr(sweep_toy.toy, "store_version", 2, raising=False)  # a change of the numbers
     assert k != S.run_key(sweep_toy.toy, {"x": 1.0, "seed": 0})
     with pytest.raises(ValueError, match="top-level function"):

@@ -1,0 +1,93 @@
+"""Li, Chang & Chi (secure FedAvg), Sec. 4: the Adult experiment runs of
+``notebooks/li2021/03_experiments``, as the run store keeps them.
+
+:func:`secure_fedavg_run` is one secure FedAvg run (:func:`fldp.papers.li2021.algorithm.run`)
+whose keyword arguments are its whole configuration (the split of Adult and its seed, the
+model's lambda, eps, Q, b, K, rounds, clipping, noise rule, step size, run seed, evaluation), so
+:class:`fldp.store.RunStore` keys it completely and a sweep's workers can import it by name.
+:func:`setting` builds one setting's configuration (every argument explicit, the seed left out);
+:func:`over_seeds` runs many settings over the seeds in ONE :func:`fldp.sweep.run_all` call (a
+parallel backend runs them side by side) and summarises each setting as
+:func:`fldp.results.over_seeds` does.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any, Dict, Hashable, Mapping, Optional, Sequence
+
+from ... import data, models, results, sweep
+from ...store import RunStore
+from ..zhou.experiments import explicit
+from . import algorithm as alg
+
+
+@lru_cache(maxsize=4)
+def federated_data(N: int, scheme: str, clients_per_class: Optional[str], seed: int,
+                   subsample: Optional[int] = None, max_test: Optional[int] = None) -> data.FederatedData:
+    """Adult split over N clients (Li et al., Sec. 4.1): ``scheme="iid"``, or ``"one_class"``
+    with ``clients_per_class`` (``"proportional"`` or ``"equal"``); cached per process (each
+    worker loads a split once)."""
+    extra = {} if clients_per_class is None else {"clients_per_class": clients_per_class}
+    return data.federated_dataset("adult", N, scheme, seed=seed, subsample=subsample, max_test=max_test, **extra)
+
+
+def secure_fedavg_run(*, eps: Optional[float], Q: int, b: int, K: int, rounds: int, N: int = 100,
+                      G: float = alg.G_CLIP, delta: float = alg.DELTA, clip: str = "batch", rule: str = "paper",
+                      uploads: Optional[int] = None, eta0: float = alg.LR0, decay: float = alg.LR_DECAY,
+                      l2: float = 1e-4, seed: int = 0, scheme: str = "iid", clients_per_class: Optional[str] = None,
+                      data_seed: int = 0, subsample: Optional[int] = None, max_test: Optional[int] = None,
+                      eval_every: int = 1, eval_train: bool = False) -> dict:
+    """One secure FedAvg run (Li, Chang & Chi, Algorithm 1; Sec. 4's Adult setting), as the run
+    store keeps it.
+
+    The data: Adult split over ``N`` clients (``scheme``, ``clients_per_class``) with
+    ``data_seed`` (fixed across the run seeds), ``subsample`` training rows (None: all),
+    ``max_test`` test rows; the model: the paper's logistic regression with ``l2`` = lambda
+    (:meth:`fldp.models.BinaryLogReg.li2021`); the algorithm: budget ``eps`` per upload (None:
+    "without DP", the same clipping and no noise), ``Q`` local steps on mini-batches of ``b``,
+    ``K`` clients per round, ``rounds`` = T/Q communication rounds, clip ``G`` (``clip``: the
+    batch or every sample), ``delta``, noise ``rule`` and ``uploads``, step size ``eta0 / (1 +
+    decay t)``; ``seed`` the run's seed (noise, batches, client sampling); evaluated every
+    ``eval_every`` rounds (the training loss too when ``eval_train``).
+
+    Returns ``{"acc", "test_loss", "train_loss", "rounds"}`` (the curves at those rounds),
+    ``"eps_run"`` (the worst client's whole-run eps, :func:`fldp.papers.li2021.algorithm.spent`;
+    NaN when not private) and ``"spent"`` (that function's whole answer, None when not private).
+    """
+    fed = federated_data(N, scheme, clients_per_class, data_seed, subsample, max_test)
+    model = models.BinaryLogReg.li2021(fed.x_train.shape[1], l2)
+    h, cal = alg.run(model, fed, eps=1.0 if eps is None else eps, private=eps is not None, Q=Q, b=b, K=K,
+                     rounds=rounds, G=G, delta=delta, clip=clip, rule=rule, uploads=uploads, eta0=eta0,
+                     decay=decay, seed=seed, eval_every=eval_every, eval_train=eval_train)
+    spent = alg.spent(h, cal) if cal else None
+    return {"acc": h.test_acc, "test_loss": h.test_loss, "train_loss": h.train_loss, "rounds": h.rounds,
+            "eps_run": spent["eps"] if spent else float("nan"), "spent": spent}
+
+
+def setting(eps: Optional[float], Q: int, b: int, K: int, **fixed) -> dict:
+    """The configuration of :func:`secure_fedavg_run` for one setting (all arguments but the
+    seed); ``fixed``: its other arguments."""
+    return explicit(secure_fedavg_run, {**fixed, "eps": eps, "Q": Q, "b": b, "K": K})
+
+
+def over_seeds(store: Optional[RunStore], seeds: Sequence[int],
+               settings: Mapping[Hashable, Mapping[str, Any]]) -> Dict[Hashable, dict]:
+    """:func:`secure_fedavg_run` for every setting (a configuration without the seed, e.g. from
+    :func:`setting`) and every seed, in one :func:`fldp.sweep.run_all` call through ``store``
+    (a plain call per run when ``store`` is None).  Returns, per key of ``settings``,
+    :func:`fldp.results.over_seeds` of ``acc`` and ``eps_run`` plus ``rounds`` (the first
+    seed's) and ``eps_claim`` (the setting's eps, None without DP)."""
+    seeds = [int(s) for s in seeds]
+    keys = list(settings)
+    configs = [dict(settings[k], seed=s) for k in keys for s in seeds]
+    if store is None:
+        outs = [secure_fedavg_run(**c) for c in configs]
+    else:
+        outs = sweep.run_all(secure_fedavg_run, configs, store=store, progress=False).results
+    summaries = {}
+    for i, k in enumerate(keys):
+        by_seed = dict(zip(seeds, outs[i * len(seeds):(i + 1) * len(seeds)]))
+        out = results.over_seeds(lambda s: {"acc": by_seed[s]["acc"], "rounds": by_seed[s]["rounds"],
+                                            "eps_run": by_seed[s]["eps_run"]}, seeds)
+        summaries[k] = {**out, "rounds": out["rounds"]["runs"][0], "eps_claim": settings[k]["eps"]}
+    return summaries

@@ -1,0 +1,108 @@
+"""Zhou et al. (FedSGD-DPC), Sec. VII: the experiment runs of ``notebooks/zhou/04_experiments``,
+as the run store keeps them.
+
+:func:`fedsgd_dpc_run` is one FedSGD-DPC run (:func:`fldp.papers.zhou.algorithm.run`) whose
+keyword arguments are its whole configuration (data set, split, data seed, subsample, pixel
+scale, model, mechanism, budget, b, T, clipping, sampling, learning rate, run seed, evaluation),
+so :class:`fldp.store.RunStore` keys it completely and a sweep's workers can import it by name.
+:func:`setting` builds one setting's configuration (every argument explicit, the seed left out);
+:func:`over_seeds` runs many settings over the seeds in ONE :func:`fldp.sweep.run_all` call (a
+parallel backend runs them side by side) and summarises each setting as
+:func:`fldp.results.over_seeds` does.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any, Dict, Hashable, Mapping, Optional, Sequence
+
+import numpy as np
+
+from ... import data, models, results, sweep, validate
+from ... import store as S
+from ...store import RunStore
+from . import algorithm as alg
+
+#: The models a run can train: the paper's multinomial logistic regression on MNIST
+#: (784 x 10 weights, no bias) and its FEMNIST CNN (110,526 parameters).
+MODELS = {"logreg": models.MultinomialLogReg, "cnn_femnist": models.CNN.zhou_femnist}
+
+
+@lru_cache(maxsize=4)
+def federated_data(name: str, N: int, split: Optional[str], seed: int, subsample: Optional[int] = None,
+                   max_test: Optional[int] = None, pixels: str = "unit") -> data.FederatedData:
+    """``name`` (``"mnist"`` or ``"femnist"``) split over N clients by ``split`` (Zhou et al.,
+    Sec. VII: ``"classes"``, two digits per client; None: the data set's default), cached per
+    process (each worker loads a split once)."""
+    return data.federated_dataset(name, N, split, seed=seed, subsample=subsample, max_test=max_test, pixels=pixels)
+
+
+def fedsgd_dpc_run(*, mechanism: str, eps: Optional[float], b: int, T: int, N: int = 10, delta: float = 1e-5,
+                   xi: Optional[float] = None, q: Optional[float] = None, rule: str = "paper",
+                   c2: Optional[float] = None, lr: float = 0.05, lr_decay: float = 0.01,
+                   sampler: str = "round_robin", seed: int = 0, dataset: str = "mnist",
+                   split: Optional[str] = "classes", data_seed: int = 0, subsample: Optional[int] = None,
+                   max_test: Optional[int] = None, pixels: str = "unit", model: str = "logreg",
+                   eval_every: int = 1) -> dict:
+    """One FedSGD-DPC run (Zhou et al., Algorithm 1; Sec. VII's setting), as the run store keeps it.
+
+    The data: ``dataset`` split over ``N`` clients by ``split`` with ``data_seed`` (fixed across
+    the run seeds), ``subsample`` training rows (None: all), ``max_test`` test rows, ``pixels``;
+    the model ``model`` (a key of :data:`MODELS`); the algorithm: ``mechanism`` (``"laplace"``
+    or ``"gaussian"``), budget ``eps`` (None: plain FedSGD, no clipping or noise), ``b`` clients
+    per round, ``T`` rounds, clip ``xi`` and sampling rate ``q`` (None: the paper's defaults),
+    noise ``rule``, ``c2``, ``lr`` decaying by ``lr_decay``, ``sampler``; ``seed`` the run's
+    seed (initial model, noise, batches); evaluated every ``eval_every`` rounds.
+
+    Returns ``{"loss", "acc", "rounds"}`` (training loss and test accuracy at those rounds),
+    ``"eps_run"`` (what the most-queried client really spends, from the accountant; None when
+    not private) and ``"calibration"`` (:meth:`~fldp.papers.zhou.algorithm.Calibration.as_dict`).
+    """
+    validate.choice("model", model, tuple(MODELS))
+    fed = federated_data(dataset, N, split, data_seed, subsample, max_test, pixels)
+    h, cal = alg.run(MODELS[model](), fed, mechanism=mechanism, eps=1.0 if eps is None else eps, b=b, T=T,
+                     delta=delta, q=q, xi=xi, rule=rule, c2=c2, lr=lr, lr_decay=lr_decay, sampler=sampler,
+                     private=eps is not None, seed=seed, eval_every=eval_every)
+    return {"loss": h.train_loss, "acc": h.test_acc, "rounds": h.rounds,
+            "eps_run": None if cal is None else cal.eps_run, "calibration": None if cal is None else cal.as_dict()}
+
+
+def explicit(fn, config: Mapping[str, Any]) -> dict:
+    """``config`` with every other keyword argument of ``fn`` at its default, the seed left out
+    (:func:`fldp.store.full_config`), so the settings a notebook summarises are all written out."""
+    return S.full_config(fn, config, omit=("seed",))
+
+
+def setting(mechanism: str, eps: Optional[float], b: int, T: int, *, xi1: float, xi2: float, q: float,
+            curve: bool = False, **fixed) -> dict:
+    """The configuration of :func:`fedsgd_dpc_run` for one setting (all arguments but the seed):
+    the Laplace mechanism clips to ``xi1`` in l1 with every row (q = 1), the Gaussian one to
+    ``xi2`` in l2 at sampling rate ``q``; ``curve=True`` evaluates about 50 times along the run,
+    else at the end only; ``fixed``: the other arguments of :func:`fedsgd_dpc_run`."""
+    extra = dict(xi=xi1, q=None) if mechanism == "laplace" else dict(xi=xi2, q=q)
+    eval_every = max(1, T // 50) if curve else T
+    return explicit(fedsgd_dpc_run, {**fixed, "mechanism": mechanism, "eps": eps, "b": b, "T": T,
+                                     "eval_every": eval_every, **extra})
+
+
+def over_seeds(store: Optional[RunStore], seeds: Sequence[int],
+               settings: Mapping[Hashable, Mapping[str, Any]]) -> Dict[Hashable, dict]:
+    """:func:`fedsgd_dpc_run` for every setting (a configuration without the seed, e.g. from
+    :func:`setting`) and every seed, in one :func:`fldp.sweep.run_all` call through ``store``
+    (a plain call per run when ``store`` is None).  Returns, per key of ``settings``,
+    :func:`fldp.results.over_seeds` of ``loss``, ``acc`` and ``eps_run`` (NaN when not private)
+    plus ``rounds`` (the first seed's) and ``calibration`` (the first seed's, a dict or None)."""
+    seeds = [int(s) for s in seeds]
+    keys = list(settings)
+    configs = [dict(settings[k], seed=s) for k in keys for s in seeds]
+    if store is None:
+        outs = [fedsgd_dpc_run(**c) for c in configs]
+    else:
+        outs = sweep.run_all(fedsgd_dpc_run, configs, store=store, progress=False).results
+    row = lambda o: {"loss": o["loss"], "acc": o["acc"], "eps_run": np.nan if o["eps_run"] is None else o["eps_run"],
+                     "rounds": o["rounds"]}
+    summaries = {}
+    for i, k in enumerate(keys):
+        by_seed = dict(zip(seeds, outs[i * len(seeds):(i + 1) * len(seeds)]))
+        out = results.over_seeds(lambda s: row(by_seed[s]), seeds)
+        summaries[k] = {**out, "rounds": out["rounds"]["runs"][0], "calibration": by_seed[seeds[0]]["calibration"]}
+    return summaries

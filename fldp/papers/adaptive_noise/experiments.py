@@ -1,0 +1,165 @@
+"""Stored runs of the adaptive CLT noise chapter's experiments (Secs. 7.1-7.3; notebooks
+``adaptive_noise/03_utility`` and ``04_privacy``), for the run store and sweeps.
+
+A run is one training of regular FL, the scheme ('ours', :mod:`.algorithm`) or the paper's DP
+baseline on MNIST split over N clients (Dirichlet alpha; ``alpha=None``: iid) with the chapter's
+CNN; every setting is an argument, so the store's key covers the whole run:
+
+* :func:`utility_run` (Figs. 5-7, Table 1): the test-accuracy curve, the SNR per round and, for
+  DP, what the baseline really spends;
+* :func:`privacy_run` (Tables 2-3, Figs. 8 and 11): the same training, then Shokri et al.'s
+  membership attack on the last round's released uploads (the attack needs the uploads, which
+  are as large as the model, so it runs inside the stored run and only its scores are kept);
+  ``keep_params=True`` also returns the final global model as a list (the label-composition
+  attack of Figs. 9-10 starts from regular FL's model; that attack is one gradient step per
+  client, seconds, and stays in the notebook).
+
+:func:`sweep_runs` runs a table's or a figure's runs through :func:`fldp.sweep.run_all` and
+gives them back by name; ``sweep_runs(..., timed=True)`` adds the seconds each run took when it
+ran (its store record keeps them, so a re-execution reports the same).
+"""
+from __future__ import annotations
+
+import time
+from functools import lru_cache
+from typing import Any, Callable, Mapping, Optional, Sequence
+
+import numpy as np
+
+from ... import attacks, data, models, sweep
+from ... import store as S
+from ...data import FederatedData
+from . import algorithm as alg
+
+#: The settings of a scheme that the notebooks keep beside each run's numbers.
+SCHEME_SETTINGS = ("c", "p", "eps", "dp", "dropout")
+
+
+@lru_cache(maxsize=2)
+def dataset(N: int, alpha: Optional[float], seed: int, subsample: Optional[int] = None,
+            max_test: Optional[int] = None) -> FederatedData:
+    """MNIST over N clients, label split Dirichlet(alpha) (``alpha=None``: iid), as the
+    adaptive CLT noise paper's Sec. 6.3 sets it up (cached per process: each worker loads it once)."""
+    return data.federated_dataset("mnist", N, "iid" if alpha is None else "dirichlet", alpha=alpha, seed=seed,
+                                  subsample=subsample, max_test=max_test)
+
+
+def _train(*, scheme, N, alpha, seed, subsample, max_test, channels, hidden, padding, K, rounds, local_epochs,
+           batch_size, lr, eval_every, device, c, p, eps, dp, dropout):
+    """(model, data, scheme settings, :class:`.algorithm.Run`) of one training."""
+    if scheme == "ours" and c is None:
+        raise ValueError("scheme='ours' needs the noise scale c")
+    if scheme == "dp" and eps is None:
+        raise ValueError("scheme='dp' needs eps")
+    fd = dataset(N, alpha, seed, subsample, max_test)
+    model = models.CNN(channels=tuple(channels), hidden=hidden, padding=padding)
+    kw = {"ours": dict(c=c, p=p), "dp": dict(eps=eps, dp=dp)}.get(scheme, {})
+    r = alg.run(model, fd, scheme=scheme, rounds=rounds, K=K, local_epochs=local_epochs, batch_size=batch_size,
+                lr=lr, eval_every=eval_every, seed=seed, device=device, dropout=dropout, **kw)
+    return model, fd, kw, r
+
+
+def utility_run(*, scheme: str, N: int, alpha: Optional[float], K: int, rounds: int, seed: int = 0,
+                subsample: Optional[int] = None, max_test: Optional[int] = None,
+                channels: Sequence[int] = (32, 64), hidden: Optional[int] = 512, padding: str = "valid",
+                local_epochs: int = alg.EPOCHS, batch_size: int = alg.BATCH, lr: float = alg.LR,
+                eval_every: int = 1, device: str = "cpu", c: Optional[float] = None, p: Optional[float] = 0.0,
+                eps: Optional[float] = None, dp: str = "local", dropout: float = 0.0) -> dict:
+    """One training of the adaptive CLT noise paper's Secs. 7.1-7.2 (Figs. 5-7, Table 1):
+    ``scheme`` 'regular', 'ours' (noise scale ``c``, filter ``p``) or 'dp' (``eps``, noise on
+    the uploads, ``dp="local"``, or on the aggregate, ``"central"``), with client ``dropout``,
+    on :func:`dataset` with ``models.CNN(channels, hidden, padding=padding)``.  Returns the test
+    accuracy ``acc`` at ``rounds``, the uploads' SNR per round (inf for regular FL), the round the
+    run diverged in (or None) and, for DP, ``spent``: :func:`.algorithm.dp_spent`."""
+    _, _, _, r = _train(scheme=scheme, N=N, alpha=alpha, seed=seed, subsample=subsample, max_test=max_test,
+                        channels=channels, hidden=hidden, padding=padding, K=K, rounds=rounds,
+                        local_epochs=local_epochs, batch_size=batch_size, lr=lr, eval_every=eval_every,
+                        device=device, c=c, p=p, eps=eps, dp=dp, dropout=dropout)
+    h = r.history
+    out = {"acc": h.test_acc, "rounds": h.rounds, "snr": r.snr, "diverged_at": h.diverged_at}
+    if scheme == "dp":
+        out["spent"] = alg.dp_spent(h, eps=eps, dp=dp)
+    return out
+
+
+def membership(model, fd: FederatedData, r: alg.Run, *, scheme: str, kw: dict, settings: dict, seed: int,
+               aux_size: int, num_shadows: int, targets: int) -> dict:
+    """Shokri et al.'s membership attack on the last round's released uploads of run ``r``
+    (adaptive CLT noise paper, Sec. 7.3.1): ``num_shadows`` shadows trained as one engine round
+    from the same broadcast model through the same noise (seed + 1000) on the first ``aux_size``
+    test images; the ``targets`` largest uploaders attacked, members their own data against the
+    other test images.  Mean accuracy, F1 and empirical eps; per-class accuracy and F1 (NaN-mean)."""
+    aux, pool = (fd.x_test[:aux_size], fd.y_test[:aux_size]), (fd.x_test[aux_size:], fd.y_test[aux_size:])
+    last = r.uploads
+    cfg = alg.config(scheme=scheme, **settings, seed=seed + 1000)
+    att = attacks.train_attack(model, aux=aux, config=cfg, start=last["start"], uplink=alg.hooks(scheme=scheme, **kw).get("uplink"),
+                               t=last["t"], num_shadows=num_shadows, seed=seed)
+    order = fd.counts[last["clients"]].argsort(descending=True)[:targets].tolist()
+    out = [attacks.evaluate_attack(model, att, last["start"] + last["noisy"][j], members=fd.client(int(last["clients"][j])),
+                                   nonmembers=pool, seed=seed) for j in order]
+    mean = lambda f: float(np.mean([f(o) for o in out]))
+    return {"attack_acc": mean(lambda o: o.accuracy), "attack_f1": mean(lambda o: o.f1), "emp_eps": mean(lambda o: o.empirical_eps),
+            "per_class_acc": np.nanmean([o.per_class_accuracy for o in out], 0).tolist(),
+            "per_class_f1": np.nanmean([o.per_class_f1 for o in out], 0).tolist()}
+
+
+def privacy_run(*, scheme: str, N: int, alpha: Optional[float], K: int, rounds: int, seed: int = 0,
+                subsample: Optional[int] = None, max_test: Optional[int] = None,
+                channels: Sequence[int] = (32, 64), hidden: Optional[int] = 512, padding: str = "valid",
+                local_epochs: int = alg.EPOCHS, batch_size: int = alg.BATCH, lr: float = alg.LR,
+                eval_every: int = 1, device: str = "cpu", c: Optional[float] = None, p: Optional[float] = 0.0,
+                eps: Optional[float] = None, dp: str = "local", aux_size: int = 3000, num_shadows: int = 10,
+                targets: int = 3, keep_params: bool = False) -> dict:
+    """One training of the adaptive CLT noise paper's Sec. 7.3 (Tables 2-3, Figs. 8 and 11),
+    as :func:`utility_run` (no dropout), then the membership attack on it (:func:`membership`).
+    Returns the final test accuracy ``acc``, the ``curve`` at ``rounds``, the SNR per round, the
+    round the run diverged in (or None), for DP the whole run's ``eps_run`` (accountant), the
+    attack's scores and, with ``keep_params``, the final global model ``params`` (a list)."""
+    settings = dict(rounds=rounds, K=K, local_epochs=local_epochs, batch_size=batch_size, lr=lr, device=device)
+    model, fd, kw, r = _train(scheme=scheme, N=N, alpha=alpha, seed=seed, subsample=subsample, max_test=max_test,
+                              channels=channels, hidden=hidden, padding=padding, eval_every=eval_every, c=c, p=p,
+                              eps=eps, dp=dp, dropout=0.0, **settings)
+    h = r.history
+    out = {"acc": float(h.test_acc[-1]), "curve": h.test_acc, "rounds": h.rounds, "snr": r.snr,
+           "diverged_at": h.diverged_at}
+    if scheme == "dp":
+        out["eps_run"] = alg.dp_spent(h, eps=eps, dp=dp)["run_eps"]
+    out.update(membership(model, fd, r, scheme=scheme, kw=kw, settings=settings, seed=seed, aux_size=aux_size,
+                          num_shadows=num_shadows, targets=targets))
+    if keep_params:
+        out["params"] = h.params.cpu().tolist()
+    return out
+
+
+def full_config(fn: Callable, **config) -> dict:
+    """``config`` with every argument of ``fn`` written out (:func:`fldp.store.full_config`)."""
+    return S.full_config(fn, config)
+
+
+def sweep_runs(fn: Callable, specs: Mapping[str, Mapping[str, Any]], *, store: Optional[S.RunStore],
+               timed: bool = False, **common) -> dict:
+    """Runs of ``fn`` (:func:`utility_run` or :func:`privacy_run`) by name: ``specs`` maps each
+    name to its own settings (scheme, c, p, eps, ...), ``common`` holds the rest; all of them go
+    through ONE :func:`fldp.sweep.run_all` call on ``store`` (so a parallel backend runs them side
+    by side; ``store=None``: plain calls, nothing stored).  Each run's result gets its
+    scheme settings beside it; ``timed=True`` adds ``wall_s``, the seconds the run took when it
+    ran (read from its store record when it is read back, so a re-execution shows the same)."""
+    configs = [full_config(fn, **common, **spec) for spec in specs.values()]
+    seconds: dict = {}
+    if store is None:
+        results = []
+        for cfg in configs:
+            t0 = time.perf_counter()
+            results.append(S.normalise(fn(**cfg)))  # as the store would give it back
+            seconds[S.run_key(fn, cfg)] = time.perf_counter() - t0
+    else:
+        out = sweep.run_all(fn, configs, store=store, progress=False)
+        results = out.results
+        if timed:  # the seconds each run took when it ran (kept in its store record)
+            seconds = {S.run_key(fn, cfg): sec for cfg, sec in zip(configs, out.run_seconds)}
+    runs = {}
+    for (name, spec), cfg, res in zip(specs.items(), configs, results):
+        runs[name] = {**res, **{k: spec[k] for k in SCHEME_SETTINGS if k in spec}}
+        if timed:
+            runs[name]["wall_s"] = seconds.get(S.run_key(fn, cfg))
+    return runs

@@ -1,0 +1,71 @@
+"""The adaptive CLT noise chapter's stored runs (fldp.papers.adaptive_noise.experiments): a run
+read back from the run store is the run computed, on tiny configurations."""
+import math
+
+import pytest
+import torch
+
+from fldp import store as S
+from fldp.papers.adaptive_noise import experiments as ex
+
+TINY = dict(N=4, alpha=1.0, K=2, rounds=1, subsample=200, max_test=120, channels=(2, 2), hidden=8,
+            local_epochs=1, batch_size=32, eval_every=1, seed=0)
+ATTACK = dict(aux_size=40, num_shadows=2, targets=1)
+CASES = [
+    (ex.utility_run, dict(scheme="regular")),                        # snr inf: stored as "inf"
+    (ex.utility_run, dict(scheme="ours", c=2.0, p=0.0, dropout=0.5)),
+    (ex.utility_run, dict(scheme="dp", eps=30.0, dp="central")),     # spent: server_eps inf
+    (ex.privacy_run, dict(scheme="ours", c=2.0, p=0.0, **ATTACK)),
+    (ex.privacy_run, dict(scheme="dp", eps=30.0, keep_params=True, **ATTACK)),
+]
+
+
+@pytest.mark.parametrize("fn, spec", CASES, ids=lambda v: v.__name__ if callable(v) else v["scheme"])
+def test_run_read_back_from_the_store_is_the_run(tmp_path, monkeypatch, fn, spec):
+    store, cfg = S.RunStore(tmp_path), ex.full_config(fn, **TINY, **spec)
+    direct = fn(**cfg)
+    first = store.run(fn, cfg, fresh=False)
+    assert first == S.normalise(direct)
+    assert store.load(fn, cfg) is not None
+
+    def no_training(**_):
+        raise AssertionError("a stored run was trained again")
+
+    monkeypatch.setattr(ex, "_train", no_training)
+    assert store.run(fn, cfg, fresh=False) == first
+    assert ex.full_config(fn, **TINY, **spec, device="cpu", lr=0.1) == cfg  # defaults spelt out: the same run
+
+
+def test_sweep_runs_gives_runs_by_name_with_their_settings_times_and_non_finite_numbers(tmp_path):
+    specs = {"regular": dict(scheme="regular"), "DP": dict(scheme="dp", eps=30.0, dp="central")}
+    runs = ex.sweep_runs(ex.utility_run, specs, store=S.RunStore(tmp_path), timed=True, **TINY)
+    assert list(runs) == ["regular", "DP"]
+    assert runs["regular"]["snr"] == [math.inf] and "spent" not in runs["regular"]
+    assert runs["DP"]["eps"] == 30.0 and runs["DP"]["dp"] == "central" and runs["DP"]["spent"]["server_eps"] == math.inf
+    assert all(r["wall_s"] > 0 for r in runs.values())
+    again = ex.sweep_runs(ex.utility_run, specs, store=S.RunStore(tmp_path), timed=True, **TINY)
+    assert [r["wall_s"] for r in again.values()] == [r["wall_s"] for r in runs.values()]  # read back: as they ran
+    strip = lambda rs: {k: {n: v for n, v in r.items() if n != "wall_s"} for k, r in rs.items()}
+    assert strip(again) == strip(runs) == strip(ex.sweep_runs(ex.utility_run, specs, store=None, **TINY))
+
+
+def test_kept_params_are_the_final_model_exactly():
+    cfg = ex.full_config(ex.privacy_run, **TINY, scheme="regular", keep_params=True, **ATTACK)
+    out = S.normalise(ex.privacy_run(**cfg))
+    model = ex.models.CNN(channels=(2, 2), hidden=8)
+    w = torch.tensor(out["params"])
+    assert w.dtype == torch.float32 and w.shape == (model.dim,)
+    _, _, _, r = ex._train(**{k: v for k, v in cfg.items() if k not in ("aux_size", "num_shadows", "targets", "keep_params")},
+                           dropout=0.0)
+    assert torch.equal(w, r.history.params)
+
+
+def test_the_store_gives_non_finite_numbers_back_exactly(tmp_path):
+    """Regular FL's SNR is inf and some attack scores are NaN: the store must return them as such."""
+    store = S.RunStore(tmp_path)
+    rec = store.save(ex.utility_run, {"scheme": "regular", "N": 4, "alpha": 1.0, "K": 2, "rounds": 1},
+                     {"snr": [math.inf, -math.inf, math.nan, 1.0]}, 0.1)
+    back = store.load(ex.utility_run, {"scheme": "regular", "N": 4, "alpha": 1.0, "K": 2, "rounds": 1}).result
+    assert back["snr"][0] == math.inf and math.isnan(back["snr"][2]) and back["snr"][3] == 1.0
+    with pytest.raises(TypeError, match=r"unknown setting\(s\) \['bogus'\]"):
+        ex.full_config(ex.utility_run, **TINY, bogus=1)

@@ -165,6 +165,20 @@ def run_all(fn: Union[Callable, str], configs: Sequence[Mapping[str, Any]], *, s
     return out
 
 
+def run_settings(fn: Callable, settings: Mapping[Any, Mapping[str, Any]], seeds: Sequence[int], *,
+                 store: Optional[S.RunStore]) -> dict:
+    """``fn(**setting, seed=s)`` for every setting and seed, in ONE :func:`run_all` call (so a
+    parallel backend runs them side by side; plain calls when ``store`` is None), as
+    ``{key: [result for each seed]}``, the results as the store gives them back."""
+    seeds = [int(s) for s in seeds]
+    configs = [dict(settings[k], seed=s) for k in settings for s in seeds]
+    if store is None:
+        outs = [S.normalise(fn(**c)) for c in configs]
+    else:
+        outs = run_all(fn, configs, store=store, progress=False).results
+    return {k: outs[i * len(seeds):(i + 1) * len(seeds)] for i, k in enumerate(settings)}
+
+
 def _run_processes(name, configs, unique, workers, done) -> None:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed

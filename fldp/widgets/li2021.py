@@ -14,7 +14,6 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from matplotlib.ticker import NullLocator
 
 from .. import accounting as A
 from .. import mechanisms as M
@@ -105,14 +104,6 @@ def compute(*, eps: float, delta: float, b: int, Q: int, n_k: int, G: float, upl
             "plain_curve": [_plain_eps(z, int(u), delta) for u in up_axis]}
 
 
-def _lean_log_axes(*axes) -> None:
-    """Drop the minor ticks (half of the drawing time) of log axes spanning two decades or more."""
-    for ax in axes:
-        for axis, (lo, hi) in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
-            if axis.get_scale() == "log" and hi >= 100 * lo:
-                axis.set_minor_locator(NullLocator())
-
-
 def draw(fig, s: dict) -> None:
     fig.set_layout_engine(None)  # fixed margins: cheaper than constrained layout (~0.1 s)
     a1, a2 = fig.subplots(1, 2)
@@ -134,7 +125,7 @@ def draw(fig, s: dict) -> None:
     a2.set(xscale="log", yscale="log", xlabel="communication rounds T/Q", ylabel=f"eps spent at delta = {s['delta']:.2g}")
     a2.set_title(f"whole run: uploads in K/N = {s['K']}/{s['N']} of the rounds", fontsize=9)
     a2.legend(fontsize=7, loc="upper left")
-    _lean_log_axes(a1, a2)
+    B.lean_log_axes(a1, a2)
 
 
 def li2021(*, eps: float = 0.5, delta: float = alg.DELTA, b: int = 1, Q: int = 10, n_k: int = 325,

@@ -14,7 +14,6 @@ import json
 import math
 
 import numpy as np
-from matplotlib.ticker import NullLocator
 
 from .. import mechanisms as M
 from ..papers.zhou import theory as th
@@ -95,14 +94,6 @@ def compute(*, mechanism: str, eps: float, delta: float, N: int, b: int, T: int,
             "num": (float(Ts[j]), float(bs[i])), "mechanism": mechanism, "eps": eps, "T_star_b": T_star_b}
 
 
-def _lean_log_axes(*axes) -> None:
-    """Drop the minor ticks (half of the drawing time) of log axes spanning two decades or more."""
-    for ax in axes:
-        for axis, (lo, hi) in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
-            if axis.get_scale() == "log" and hi >= 100 * lo:
-                axis.set_minor_locator(NullLocator())
-
-
 def draw(fig, s: dict) -> None:
     fig.set_layout_engine(None)  # fixed margins: constrained layout costs ~0.4 s with this colorbar
     ax, ax2 = fig.subplots(1, 2, width_ratios=[1.25, 1])
@@ -126,7 +117,7 @@ def draw(fig, s: dict) -> None:
     ax2.set(xscale="log", yscale="log", xlabel="T", ylabel="U(T, b)",
             title="slices" + (" (dots: eq. (6) T*)" if s["T_star_b"] else ""))
     ax2.legend(fontsize=7)
-    _lean_log_axes(ax, ax2)
+    B.lean_log_axes(ax, ax2)
 
 
 def zhou(*, mechanism: str = "laplace", eps: float = 5.0, delta: float = 1e-5, N: int = 10, b: int = 5,

@@ -15,6 +15,8 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Dict, Hashable, Mapping, Optional, Sequence
 
+import numpy as np
+
 from ... import data, models, results, sweep
 from ...store import RunStore
 from ..zhou.experiments import explicit
@@ -77,17 +79,9 @@ def over_seeds(store: Optional[RunStore], seeds: Sequence[int],
     (a plain call per run when ``store`` is None).  Returns, per key of ``settings``,
     :func:`fldp.results.over_seeds` of ``acc`` and ``eps_run`` plus ``rounds`` (the first
     seed's) and ``eps_claim`` (the setting's eps, None without DP)."""
-    seeds = [int(s) for s in seeds]
-    keys = list(settings)
-    configs = [dict(settings[k], seed=s) for k in keys for s in seeds]
-    if store is None:
-        outs = [secure_fedavg_run(**c) for c in configs]
-    else:
-        outs = sweep.run_all(secure_fedavg_run, configs, store=store, progress=False).results
     summaries = {}
-    for i, k in enumerate(keys):
-        by_seed = dict(zip(seeds, outs[i * len(seeds):(i + 1) * len(seeds)]))
-        out = results.over_seeds(lambda s: {"acc": by_seed[s]["acc"], "rounds": by_seed[s]["rounds"],
-                                            "eps_run": by_seed[s]["eps_run"]}, seeds)
-        summaries[k] = {**out, "rounds": out["rounds"]["runs"][0], "eps_claim": settings[k]["eps"]}
+    for k, outs in sweep.run_settings(secure_fedavg_run, settings, seeds, store=store).items():
+        out = results.over_seeds(lambda i: {n: outs[i][n] for n in ("acc", "rounds", "eps_run")}, range(len(outs)))
+        summaries[k] = {**out, "seeds": np.asarray(list(seeds)), "rounds": out["rounds"]["runs"][0],
+                        "eps_claim": settings[k]["eps"]}
     return summaries

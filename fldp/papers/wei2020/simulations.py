@@ -55,14 +55,10 @@ def over_seeds(store: Optional[RunStore], seeds: Sequence[int], *, last: bool = 
     None), summarised as :func:`fldp.results.over_seeds` does for the loss and accuracy curves
     (``last=True``: their final values only); plus the rounds, the per-seed spends and the first
     seed's calibration (a dict)."""
-    configs = [dict(config, seed=s) for s in seeds]
-    if store is None:
-        outs = [nbafl_run(**c) for c in configs]
-    else:
-        outs = sweep.run_all(nbafl_run, configs, store=store, progress=False).results
+    (outs,) = sweep.run_settings(nbafl_run, {0: config}, seeds, store=store).values()
     pick = (lambda v: v[-1]) if last else (lambda v: v)
     summary = results.over_seeds(lambda i: {"train_loss": pick(outs[i]["train_loss"]), "test_acc": pick(outs[i]["test_acc"]),
-                                            "w_norm": outs[i]["w_norm"]}, range(len(configs)))
+                                            "w_norm": outs[i]["w_norm"]}, range(len(outs)))
     return {**summary, "seeds": np.asarray(list(seeds)), "rounds": outs[0]["rounds"],
             "spent": [o["eps_spent"] for o in outs], "calibration": outs[0]["calibration"]}
 

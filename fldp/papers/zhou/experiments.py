@@ -91,18 +91,11 @@ def over_seeds(store: Optional[RunStore], seeds: Sequence[int],
     (a plain call per run when ``store`` is None).  Returns, per key of ``settings``,
     :func:`fldp.results.over_seeds` of ``loss``, ``acc`` and ``eps_run`` (NaN when not private)
     plus ``rounds`` (the first seed's) and ``calibration`` (the first seed's, a dict or None)."""
-    seeds = [int(s) for s in seeds]
-    keys = list(settings)
-    configs = [dict(settings[k], seed=s) for k in keys for s in seeds]
-    if store is None:
-        outs = [fedsgd_dpc_run(**c) for c in configs]
-    else:
-        outs = sweep.run_all(fedsgd_dpc_run, configs, store=store, progress=False).results
     row = lambda o: {"loss": o["loss"], "acc": o["acc"], "eps_run": np.nan if o["eps_run"] is None else o["eps_run"],
                      "rounds": o["rounds"]}
     summaries = {}
-    for i, k in enumerate(keys):
-        by_seed = dict(zip(seeds, outs[i * len(seeds):(i + 1) * len(seeds)]))
-        out = results.over_seeds(lambda s: row(by_seed[s]), seeds)
-        summaries[k] = {**out, "rounds": out["rounds"]["runs"][0], "calibration": by_seed[seeds[0]]["calibration"]}
+    for k, outs in sweep.run_settings(fedsgd_dpc_run, settings, seeds, store=store).items():
+        out = results.over_seeds(lambda i: row(outs[i]), range(len(outs)))
+        summaries[k] = {**out, "seeds": np.asarray(list(seeds)), "rounds": out["rounds"]["runs"][0],
+                        "calibration": outs[0]["calibration"]}
     return summaries

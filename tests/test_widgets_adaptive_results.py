@@ -216,7 +216,10 @@ def test_results_browser_empty_root(tmp_path):
 @pytest.mark.skipif(not (PROJECT_ROOT / "results" / "wei2020" / "05_simulations.json").exists(),
                     reason="committed results absent")
 def test_results_browser_committed_results():
-    ex = RB.results_browser()
+    default = RB.results_browser()  # opens where eps visibly matters: the effect regime of 07
+    assert default.error is None and default.values()["experiment"] == "wei2020/07_effect_regime"
+    assert "fig02_03_eps_effect / eps = 50 / train_loss" in default.values()["curves"]
+    ex = RB.results_browser(experiment="wei2020/05_simulations")
     assert ex.error is None
     assert ex.values()["experiment"] == "wei2020/05_simulations" and ex.values()["metric"] == "train_loss"
     assert ex.values()["curves"] == tuple(f"fig02_03_eps / {p} / train_loss" for p in ("non-private", "eps = 50", "eps = 100"))

@@ -24,10 +24,15 @@ from . import _base as B
 X_KEYS = ("rounds", "T", "K", "N", "eps", "t", "c", "mu")
 ALL = "(all metrics)"
 MAX_LEGEND = 20
-DEFAULT = "wei2020/05_simulations"
-#: hand-picked overlays: Figs. 2-3 of Wei et al. (eps = 50 / 100 against the non-private run)
-PRESETS = {DEFAULT: ("train_loss", ("fig02_03_eps / non-private", "fig02_03_eps / eps = 50",
-                                    "fig02_03_eps / eps = 100"))}
+DEFAULT = "wei2020/07_effect_regime"  # where eps visibly matters (05's curves lie on top of each other)
+#: hand-picked overlays: Figs. 2-3 of Wei et al. (eps = 50 / 100 against the non-private run), and
+#: Figs. 4-5 (K-random) beside them in the effect regime
+PRESETS = {
+    "wei2020/05_simulations": ("train_loss", ("fig02_03_eps / non-private", "fig02_03_eps / eps = 50",
+                                              "fig02_03_eps / eps = 100")),
+    DEFAULT: ("train_loss", ("fig02_03_eps_effect / non-private", "fig02_03_eps_effect / eps = 50",
+                             "fig02_03_eps_effect / eps = 100", "fig04_05_krandom_effect / eps = 50")),
+}
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,0 +1,235 @@
+"""Empirical privacy audit: a certified *lower* bound on eps from a distinguishing experiment.
+
+In the style of Jagielski, Ullman & Oprea 2020 ("Auditing differentially private machine
+learning: how private is private SGD?") and Nasr et al. 2021 / 2023 ("Adversary instantiation";
+"Tight auditing of differentially private machine learning"): run the mechanism ``trials`` times
+on a dataset D and ``trials`` times on its neighbour D' (D with a canary), score every output
+with a distinguisher, choose a threshold (and, for vector outputs, the direction to project on)
+on one half of the trials, and count true and false positives on the other half.  Clopper-Pearson
+intervals (each side at ``alpha/2``) give TPR >= TPR_lo and FPR <= FPR_hi with confidence
+``1 - alpha``; an (eps, delta)-DP mechanism has TPR <= e^eps FPR + delta and
+1 - FPR <= e^eps (1 - TPR) + delta (Kairouz et al. 2015), so
+
+    eps >= max(log((TPR_lo - delta) / FPR_hi), log((1 - FPR_hi - delta) / (1 - TPR_lo)))
+
+holds with that confidence.  The Gaussian-DP reading (Dong, Roth & Su 2022) of the same point,
+mu >= Phi^-1(1 - FPR_hi) - Phi^-1(1 - TPR_lo), is converted to eps at delta through the mu-GDP
+profile (:func:`fldp.mechanisms.gaussian_eps` with sigma = 1/mu); it is the tighter reading when
+the mechanism is Gaussian.  An audit resolves only so much: with n evaluation trials per side
+even perfect separation certifies no more than :func:`max_certifiable_eps` (about
+log(n / ln(2/alpha))); a claim above that can be neither confirmed nor refuted.
+
+Two ways to produce the scores:
+
+* :func:`simulate` (exact and fast): the releases of one client's canary under a scheme's
+  mechanism, reduced to the one coordinate the canary moves (a Dirac canary of the sensitivity
+  the scheme assumes; the other coordinates are identically distributed under D and D', so they
+  carry no information), composed over the rounds the client is exposed and, where the scheme
+  claims amplification, with the canary present in each release with probability q (Poisson).
+  The score is the Neyman-Pearson log-likelihood ratio, the best distinguisher there is.
+* :func:`audit_uploads` (end to end): one round of the real engine (local training, clipping,
+  the uplink noise hook) with the trials as extra clients of one batched call, half holding D and
+  half D'; the score projects each noisy upload on the direction that separates the two halves'
+  mean uploads in the selection half.  This is what catches an implementation that skips
+  clipping, which the simulator (that takes the sensitivity as given) cannot.
+
+Why not a library: the maintained auditing code (privacy-meter's, tensorflow-privacy's) needs
+tensorflow; the statistics here are a few lines of scipy.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Callable, Optional, Tuple
+
+import numpy as np
+import torch
+from scipy import stats
+
+from . import engine, mechanisms, validate
+from .data import FederatedData
+from .models import Model
+
+
+def clopper_pearson(k: int, n: int, *, alpha: float) -> Tuple[float, float]:
+    """Exact binomial interval for k successes in n trials: (lower, upper), each one-sided at alpha/2."""
+    n = validate.integer("n", n, 1)
+    k = validate.integer("k", k, 0, n)
+    alpha = validate.open_unit("alpha", alpha)
+    lo = 0.0 if k == 0 else float(stats.beta.ppf(alpha / 2, k, n - k + 1))
+    hi = 1.0 if k == n else float(stats.beta.ppf(1 - alpha / 2, k + 1, n - k))
+    return lo, hi
+
+
+def eps_from_rates(*, tpr: float, fpr: float, delta: float) -> float:
+    """The smallest eps an (eps, delta)-DP mechanism could have with this (TPR, FPR), floored at 0
+    (inf when FPR = 0 < TPR - delta)."""
+    tpr, fpr, delta = (validate.probability(n, v) for n, v in (("tpr", tpr), ("fpr", fpr), ("delta", delta)))
+
+    def ratio(a, b):
+        return 0.0 if a <= 0 else (math.inf if b <= 0 else math.log(a / b))
+
+    return max(0.0, ratio(tpr - delta, fpr), ratio(1 - fpr - delta, 1 - tpr))
+
+
+def gdp_mu(*, tpr: float, fpr: float) -> float:
+    """The smallest mu of a mu-GDP mechanism with this (TPR, FPR): Phi^-1(1 - FPR) - Phi^-1(1 - TPR), floored at 0."""
+    if fpr <= 0 or tpr >= 1:
+        return math.inf
+    return max(0.0, float(stats.norm.ppf(1 - fpr) - stats.norm.ppf(1 - tpr)))
+
+
+def gdp_eps(*, mu: float, delta: float) -> float:
+    """eps at delta of a mu-GDP mechanism (its profile is the Gaussian mechanism's with sigma = 1/mu);
+    NaN at delta = 0, where no mu > 0 has a finite eps (the reading does not apply to pure DP)."""
+    if delta == 0:
+        return math.nan
+    if mu <= 0:
+        return 0.0
+    if math.isinf(mu):
+        return math.inf
+    return mechanisms.gaussian_eps(1.0 / mu, delta, 1.0)
+
+
+def max_certifiable_eps(n: int, *, alpha: float, delta: float) -> float:
+    """What perfect separation on ``n`` evaluation trials per side certifies: the audit's resolution."""
+    tpr_lo, _ = clopper_pearson(n, n, alpha=alpha)
+    _, fpr_hi = clopper_pearson(0, n, alpha=alpha)
+    return eps_from_rates(tpr=tpr_lo, fpr=fpr_hi, delta=delta)
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """The audit's outcome: the certified lower bounds and what they rest on."""
+
+    eps_lower: float          # from the (eps, delta) trade-off, confidence 1 - alpha
+    eps_lower_gdp: float      # from the Gaussian-DP reading of the same point
+    mu_lower: float
+    eps_max: float            # the resolution: what perfect separation would certify
+    tpr_lower: float
+    fpr_upper: float
+    tp: int
+    fp: int
+    n: int                    # evaluation trials per side
+    threshold: float
+    delta: float
+    alpha: float
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _best_threshold(s_out: np.ndarray, s_in: np.ndarray, *, delta: float, alpha: float) -> float:
+    """The threshold whose Clopper-Pearson bound is largest on the selection half."""
+    cands = np.unique(np.quantile(np.concatenate([s_out, s_in]), np.linspace(0.0, 1.0, 201)))
+    best, best_t = -1.0, float(cands[0])
+    for t in cands:
+        tp, fp = int((s_in >= t).sum()), int((s_out >= t).sum())
+        tpr_lo, _ = clopper_pearson(tp, len(s_in), alpha=alpha)
+        _, fpr_hi = clopper_pearson(fp, len(s_out), alpha=alpha)
+        e = eps_from_rates(tpr=tpr_lo, fpr=fpr_hi, delta=delta)
+        if e > best:
+            best, best_t = e, float(t)
+    return best_t
+
+
+def audit_scores(scores_out, scores_in, *, delta: float, alpha: float = 0.05, seed: int = 0) -> AuditResult:
+    """Certified lower bound from scores (higher = "the canary is in"): a threshold chosen on a
+    random half of each side's trials, counts on the other half."""
+    s_out, s_in = np.asarray(scores_out, float).ravel(), np.asarray(scores_in, float).ravel()
+    if min(len(s_out), len(s_in)) < 4:
+        raise ValueError(f"scores: need at least 4 trials per side, got {len(s_out)} and {len(s_in)}")
+    delta, alpha = validate.probability("delta", delta), validate.open_unit("alpha", alpha)
+    rng = np.random.default_rng(seed)
+    s_out, s_in = rng.permutation(s_out), rng.permutation(s_in)
+    h_out, h_in = len(s_out) // 2, len(s_in) // 2
+    t = _best_threshold(s_out[:h_out], s_in[:h_in], delta=delta, alpha=alpha)
+    ev_out, ev_in = s_out[h_out:], s_in[h_in:]
+    tp, fp = int((ev_in >= t).sum()), int((ev_out >= t).sum())
+    tpr_lo, _ = clopper_pearson(tp, len(ev_in), alpha=alpha)
+    _, fpr_hi = clopper_pearson(fp, len(ev_out), alpha=alpha)
+    mu = gdp_mu(tpr=tpr_lo, fpr=fpr_hi)
+    n = min(len(ev_in), len(ev_out))
+    return AuditResult(eps_from_rates(tpr=tpr_lo, fpr=fpr_hi, delta=delta), gdp_eps(mu=mu, delta=delta), mu,
+                       max_certifiable_eps(n, alpha=alpha, delta=delta), tpr_lo, fpr_hi, tp, fp, n, t, delta, alpha)
+
+
+def simulate(*, noise: str, scale: float, sensitivity: float, rounds: int, trials: int,
+             sampling_prob: float = 1.0, seed: int = 0) -> Tuple[np.ndarray, np.ndarray]:
+    """Scores ``(without the canary, with it)`` of ``trials`` runs each: the client's releases on
+    the canary's coordinate over ``rounds`` releases, each adding ``noise`` ("gaussian": std
+    ``scale``; "laplace": scale ``scale``) and, with the canary, a shift of ``sensitivity`` in
+    each release it is part of (probability ``sampling_prob``, independently per release).
+    Score: the exact log-likelihood ratio of the ``rounds`` releases (Neyman-Pearson optimal)."""
+    validate.choice("noise", noise, ("gaussian", "laplace"))
+    scale, s = validate.positive("scale", scale), validate.positive("sensitivity", sensitivity)
+    rounds, trials = validate.integer("rounds", rounds, 1), validate.integer("trials", trials, 4)
+    q = validate.probability("sampling_prob", sampling_prob)
+    g = torch.Generator().manual_seed(int(seed))
+    sample = mechanisms.gaussian_noise if noise == "gaussian" else mechanisms.laplace_noise
+    x_out = sample((trials, rounds), scale, g, dtype=torch.float64)
+    present = (torch.rand(trials, rounds, generator=g, dtype=torch.float64) < q).double()
+    x_in = sample((trials, rounds), scale, g, dtype=torch.float64) + s * present
+
+    def llr(x):
+        if noise == "gaussian":
+            one = (2 * s * x - s * s) / (2 * scale * scale)   # log N(x; s, scale^2) - log N(x; 0, scale^2)
+        else:
+            # log Lap(x; s, scale) - log Lap(x; 0, scale) = (|x| - |x - s|)/scale, written as a clamp so
+            # that its two point masses are exactly +-s/scale (rounding would otherwise differ between
+            # the groups, a difference the threshold search would exploit)
+            one = torch.clamp(2 * x - s, -s, s) / scale
+        if q == 1.0:
+            per = one
+        elif q == 0.0:
+            per = torch.zeros_like(one)
+        else:  # the canary is in with probability q: log((1 - q) + q e^one)
+            per = torch.logaddexp(torch.full_like(one, math.log1p(-q)), one + math.log(q))
+        return per.sum(dim=1).numpy()
+
+    return llr(x_out), llr(x_in)
+
+
+def audit_mechanism(*, delta: float, alpha: float = 0.05, **simulation) -> AuditResult:
+    """:func:`audit_scores` of :func:`simulate` (same keywords)."""
+    s_out, s_in = simulate(**simulation)
+    return audit_scores(s_out, s_in, delta=delta, alpha=alpha, seed=simulation.get("seed", 0))
+
+
+def audit_uploads(model: Model, client_out: Tuple[torch.Tensor, torch.Tensor],
+                  client_in: Tuple[torch.Tensor, torch.Tensor], config: engine.FLConfig, *,
+                  uplink: Optional[Callable], trials: int, delta: float, alpha: float = 0.05,
+                  start: Optional[torch.Tensor] = None, seed: int = 0) -> AuditResult:
+    """End-to-end audit of one round's uploads: ``trials`` clients hold ``client_out`` = (x, y)
+    and ``trials`` hold ``client_in`` (the neighbour with the canary); one :func:`fldp.engine.round_step`
+    of ``config`` (local training, its clipping) with the ``uplink`` noise hook gives every
+    client's noisy upload; the score is the upload's projection on the difference of the two
+    groups' mean uploads in the selection half (the auditor runs the mechanism on both
+    neighbours, as in Nasr et al. 2021), thresholds chosen there too, counted on the other half."""
+    trials = validate.integer("trials", trials, 8)
+    xs = [client_out[0]] * trials + [client_in[0]] * trials
+    ys = [client_out[1]] * trials + [client_in[1]] * trials
+    data = FederatedData.from_clients(xs, ys, client_out[0][:1], client_out[1][:1])
+    cfg = engine.with_config(config, num_rounds=1, clients_per_round=None, seed=seed, eval_every=10**9)
+    state = engine.init_state(model, data, cfg, init_params=start)
+    seen = {}
+    engine.round_step(model, data, cfg, state, uplink=uplink, observer=lambda ctx: seen.update(up=ctx.uploads,
+                                                                                                 who=ctx.clients))
+    up, who = seen["up"].double(), seen["who"]
+    order = torch.argsort(who)
+    up = up[order]
+    u_out, u_in = up[:trials], up[trials:]
+    h = trials // 2
+    direction = u_in[:h].mean(0) - u_out[:h].mean(0)
+    direction = direction / direction.norm().clamp_min(1e-300)
+    score = lambda u: (u @ direction).numpy()
+    s_out, s_in = score(u_out), score(u_in)
+    t = _best_threshold(s_out[:h], s_in[:h], delta=delta, alpha=alpha)
+    ev_out, ev_in = s_out[h:], s_in[h:]
+    tp, fp = int((ev_in >= t).sum()), int((ev_out >= t).sum())
+    tpr_lo, _ = clopper_pearson(tp, len(ev_in), alpha=alpha)
+    _, fpr_hi = clopper_pearson(fp, len(ev_out), alpha=alpha)
+    mu = gdp_mu(tpr=tpr_lo, fpr=fpr_hi)
+    n = len(ev_in)
+    return AuditResult(eps_from_rates(tpr=tpr_lo, fpr=fpr_hi, delta=delta), gdp_eps(mu=mu, delta=delta), mu,
+                       max_certifiable_eps(n, alpha=alpha, delta=delta), tpr_lo, fpr_hi, tp, fp, n, t, delta, alpha)

@@ -205,7 +205,9 @@ def audit_uploads(model: Model, client_out: Tuple[torch.Tensor, torch.Tensor],
     of ``config`` (local training, its clipping) with the ``uplink`` noise hook gives every
     client's noisy upload; the score is the upload's projection on the difference of the two
     groups' mean uploads in the selection half (the auditor runs the mechanism on both
-    neighbours, as in Nasr et al. 2021), thresholds chosen there too, counted on the other half."""
+    neighbours, as in Nasr et al. 2021), or the upload's norm (either sign) when that separates
+    better there (a noise scaled to the update's norm gives itself away); the score and threshold
+    are chosen on the selection half, the counts made on the other half."""
     trials = validate.integer("trials", trials, 8)
     xs = [client_out[0]] * trials + [client_in[0]] * trials
     ys = [client_out[1]] * trials + [client_in[1]] * trials
@@ -222,10 +224,19 @@ def audit_uploads(model: Model, client_out: Tuple[torch.Tensor, torch.Tensor],
     h = trials // 2
     direction = u_in[:h].mean(0) - u_out[:h].mean(0)
     direction = direction / direction.norm().clamp_min(1e-300)
-    score = lambda u: (u @ direction).numpy()
-    s_out, s_in = score(u_out), score(u_in)
-    t = _best_threshold(s_out[:h], s_in[:h], delta=delta, alpha=alpha)
-    ev_out, ev_in = s_out[h:], s_in[h:]
+    scores = {"projection": lambda u: (u @ direction).numpy(), "norm": lambda u: u.norm(dim=1).numpy(),
+              "-norm": lambda u: -u.norm(dim=1).numpy()}
+
+    def selection_bound(name):
+        s_out, s_in = scores[name](u_out[:h]), scores[name](u_in[:h])
+        t = _best_threshold(s_out, s_in, delta=delta, alpha=alpha)
+        tpr_lo, _ = clopper_pearson(int((s_in >= t).sum()), h, alpha=alpha)
+        _, fpr_hi = clopper_pearson(int((s_out >= t).sum()), h, alpha=alpha)
+        return eps_from_rates(tpr=tpr_lo, fpr=fpr_hi, delta=delta), t
+
+    best = max(scores, key=lambda name: selection_bound(name)[0])  # chosen on the selection half only
+    t = selection_bound(best)[1]
+    ev_out, ev_in = scores[best](u_out[h:]), scores[best](u_in[h:])
     tp, fp = int((ev_in >= t).sum()), int((ev_out >= t).sum())
     tpr_lo, _ = clopper_pearson(tp, len(ev_in), alpha=alpha)
     _, fpr_hi = clopper_pearson(fp, len(ev_out), alpha=alpha)

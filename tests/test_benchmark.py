@@ -1,0 +1,39 @@
+"""fldp.benchmark: each scheme's release as its paper calibrates it (hand-computed), audited."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from fldp import benchmark as bm
+
+
+@pytest.fixture(scope="module")
+def rel():
+    return {(r.scheme, r.setting.split(":")[0], r.rounds): r for r in bm.releases(unified_eps=4.0, unified_delta=1e-5)}
+
+
+def test_releases_follow_each_papers_calibration(rel):
+    c = math.sqrt(2 * math.log(1.25 / 0.01))
+    nb = rel["NbAFL", "paper", 25]
+    assert nb.scale == pytest.approx(2 * c * 20 / (1200 * 60)) and nb.sensitivity == pytest.approx(2 * 20 / 1200)
+    assert nb.accountant_eps == pytest.approx(4883.6, rel=1e-3)  # wei2020/05's spend table
+    lap = rel["FedSGD-DPC (laplace)", "paper", 25]  # b T / N = 25 replies of the round-robin client
+    assert lap.scale == pytest.approx(2 * 5 * 50 * 300 / (10 * 6000 * 5)) and lap.sensitivity == pytest.approx(2 * 300 / 6000)
+    gau = rel["FedSGD-DPC (gaussian)", "paper", 25]
+    assert gau.sampling_prob == 0.01 and gau.sensitivity == pytest.approx(10 / (0.01 * 6000))
+    li = rel["Secure FedAvg", "paper", 1]
+    assert li.sampling_prob == pytest.approx(1 - (1 - 1 / 325) ** 10) and li.claim_eps == 0.5
+    assert rel["Secure FedAvg", "paper", 100].accountant_eps == pytest.approx(47.36, abs=0.05)  # README, li2021
+    for (scheme, setting, _), r in rel.items():
+        if setting == "unified":
+            assert r.accountant_eps == 4.0 and r.delta == 1e-5, scheme
+
+
+def test_audits_stay_below_the_accountant_and_refute_what_they_can(rel):
+    rows = {(r["scheme"], r["setting"]): r for r in (bm.audit_release(x, trials=20_000) for x in rel.values())}
+    assert all(r["lower <= upper"] for r in rows.values())
+    li = next(r for (s, st), r in rows.items() if s == "Secure FedAvg" and "one upload" in st)
+    assert li["claim refuted"] and li["audit eps (lower)"] > 1.0  # (0.5, 1e-4) per upload does not hold
+    nb = next(r for (s, st), r in rows.items() if s == "NbAFL" and st.startswith("paper"))
+    assert nb["claim beyond resolution"] and not nb["claim refuted"]  # eps 60 is beyond any feasible audit

@@ -160,3 +160,65 @@ def controls(*, trials: int, engine_trials: int, alpha: float = 0.05, seed: int 
     for row in rows:
         row["caught"] = bool(row["audit eps (lower)"] > row["claimed eps"])
     return rows
+
+
+# -- the four schemes at equal true privacy -------------------------------------------------------
+TASKS = {"mnist-mlp": ("mnist", "mlp"), "mnist-logreg": ("mnist", "logreg"), "adult-logreg": ("adult", "logreg")}
+SCHEMES = ("nonprivate", "nbafl", "fedsgd_dpc", "secure_fedavg", "adaptive")
+
+
+def _task(task: str, N: int, seed: int, subsample: Optional[int], max_test: Optional[int]):
+    from . import data as D, validate
+
+    validate.choice("task", task, TASKS)
+    name, kind = TASKS[task]
+    fed = D.federated_dataset(name, N, "iid", seed=seed, subsample=subsample, max_test=max_test,
+                              pixels="unit" if name == "mnist" else "standardized")
+    features, classes = fed.x_test.shape[1], 2 if name == "adult" else 10
+    model = models.MLP(in_features=features) if kind == "mlp" else \
+        models.MultinomialLogReg(in_features=features, num_classes=classes, bias=True)
+    return fed, model
+
+
+def accuracy_run(*, scheme: str, task: str, eps: Optional[float], delta: float = 1e-5, N: int = 20, K: int = 10,
+                 rounds: int = 20, seed: int = 0, subsample: Optional[int] = None, max_test: Optional[int] = None,
+                 c: float = 10.0) -> dict:
+    """One run of ``scheme`` on ``task`` (same N, K clients per round, rounds for every scheme) with
+    its noise calibrated by each paper's accountant rule so that each client's *whole run* is
+    (eps, delta)-DP; returns the final test accuracy, the realised spend (where the scheme keeps
+    privacy records) and the eps the paper's own calibration would have claimed for that noise.
+    Each scheme keeps its own local training (NbAFL: one local epoch; FedSGD-DPC: one gradient
+    reply per round from K queried clients; secure FedAvg: Q = 10 steps of b = 10 rows; adaptive
+    noise: one local epoch with noise c times the update's norm, c <= K).  ``eps=None`` with
+    ``scheme="nonprivate"``: FedAvg without noise."""
+    from . import accounting, validate
+
+    validate.choice("scheme", scheme, SCHEMES)
+    fed, model = _task(task, N, seed, subsample, max_test)
+    out = {"scheme": scheme, "task": task, "eps": eps, "paper_eps_for_this_noise": None, "eps_spent": None}
+    if scheme == "nonprivate":
+        h, _ = nbafl.run(model, fed, T=rounds, private=False, K=K, lr=0.05, batch_size=50, seed=seed, eval_every=rounds)
+    elif scheme == "nbafl":
+        cal = nbafl.calibrate_accountant(eps=eps, delta=delta, C=20.0, N=N, T=rounds, m=fed.m)
+        h, _ = nbafl.run(model, fed, T=rounds, K=K, calibration=cal, lr=0.05, batch_size=50, seed=seed, eval_every=rounds)
+        z = cal.sigma_U / cal.sensitivity_U  # the paper's eq. after (6) with L = 1 reads sigma_U = c Ds_U / eps
+        out["paper_eps_for_this_noise"] = nbafl.th.gaussian_c(delta=delta) / z
+        out["eps_spent"] = accounting.spent(h, delta=delta).eps
+    elif scheme == "fedsgd_dpc":
+        h, cal = zhou.run(model, fed, mechanism="gaussian", eps=eps, b=K, T=rounds, delta=delta, rule="accountant",
+                          seed=seed, eval_every=rounds)
+        paper = zhou.calibrate(mechanism="gaussian", eps=1.0, delta=delta, b=K, T=rounds, N=N, d_i=int(fed.m))
+        out["paper_eps_for_this_noise"] = paper.scale / cal.scale  # Theorem 2's sigma is proportional to 1/eps
+        out["eps_spent"] = cal.eps_run
+    elif scheme == "secure_fedavg":
+        h, cal = li.run(model, fed, eps=eps, Q=10, b=10, K=K, rounds=rounds, delta=delta, rule="accountant", seed=seed,
+                        eval_every=rounds)
+        out["eps_spent"] = cal.eps_run
+        w = cal.worst  # eq. (9)'s sigma is proportional to 1/eps: the eps it would claim for one upload
+        out["paper_eps_for_this_noise"] = li_th.sigma_eq9(eps=1.0, delta=delta, q=float(cal.q[w]), sensitivity_df=1.0) / float(cal.z[w])
+    else:
+        r = an.run(model, fed, scheme="ours", rounds=rounds, K=K, c=c, p=0.0, local_epochs=1, batch_size=50, lr=0.05,
+                   seed=seed, eval_every=rounds)
+        h = r.history
+    out["test_acc"] = float(h.test_acc[-1])
+    return out

@@ -37,3 +37,13 @@ def test_audits_stay_below_the_accountant_and_refute_what_they_can(rel):
     assert li["claim refuted"] and li["audit eps (lower)"] > 1.0  # (0.5, 1e-4) per upload does not hold
     nb = next(r for (s, st), r in rows.items() if s == "NbAFL" and st.startswith("paper"))
     assert nb["claim beyond resolution"] and not nb["claim refuted"]  # eps 60 is beyond any feasible audit
+
+
+def test_accuracy_run_spends_its_target_and_the_paper_would_claim_less():
+    r = bm.accuracy_run(scheme="nbafl", task="adult-logreg", eps=4.0, N=4, K=2, rounds=2, seed=0)
+    assert r["eps_spent"] == pytest.approx(4.0, rel=1e-3)  # the accountant's inversion, realised
+    assert r["paper_eps_for_this_noise"] < 4.0 and 0.0 <= r["test_acc"] <= 1.0
+    with pytest.raises(ValueError, match="scheme='dpsgd'"):
+        bm.accuracy_run(scheme="dpsgd", task="adult-logreg", eps=4.0)
+    with pytest.raises(ValueError, match="task='cifar'"):
+        bm.accuracy_run(scheme="nbafl", task="cifar", eps=4.0)

@@ -47,40 +47,43 @@ class Release:
         return asdict(self)
 
 
-def releases(*, unified_eps: float = 4.0, unified_delta: float = 1e-5) -> List[Release]:
-    """Each DP scheme at its paper's setting (as the chapters run it) and at the unified target."""
+def releases(*, unified_eps: float = 4.0, unified_delta: float = 1e-5, N: int = 20, K: int = 10, rounds: int = 20,
+             m: int = 500) -> List[Release]:
+    """Each DP scheme at its paper's setting (as the chapters run it) and at the unified target in
+    the setting of ``02_accuracy`` (N clients of m rows, K per round, ``rounds`` rounds)."""
     out = []
     # Wei et al. 2020, Sec. VI: eps = 60, delta = 0.01, C = 20, L = 1, N = 50, T = 25, m = 1200
     cal = nbafl.calibrate(eps=60.0, delta=0.01, C=20.0, L=1, N=50, T=25, m=1200)
     out.append(Release("NbAFL", "paper: eps 60 per exposure, L = 1, T = 25", "gaussian", cal.sigma_U, cal.sensitivity_U,
                        25, 1.0, "(60, 0.01)-DP per client (L = 1: the run is one exposure)", 60.0, 0.01, cal.eps_run))
-    cal = nbafl.calibrate_accountant(eps=unified_eps, delta=unified_delta, C=20.0, N=50, T=25, m=1200)
+    cal = nbafl.calibrate_accountant(eps=unified_eps, delta=unified_delta, C=20.0, N=N, T=rounds, m=m)
     out.append(Release("NbAFL", f"unified: whole run eps {unified_eps:g}", "gaussian", cal.sigma_U, cal.sensitivity_U,
-                       25, 1.0, "accountant's target", unified_eps, unified_delta, unified_eps))
+                       rounds, 1.0, "accountant's target", unified_eps, unified_delta, unified_eps))
     # Zhou et al., Sec. VII: N = 10 clients of 6,000 rows, b = 5 queried per round, T = 50 rounds
     for mech, rule, eps, delta in (("laplace", "paper", 5.0, 1e-5), ("gaussian", "paper", 5.0, 1e-5),
                                    ("gaussian", "accountant", unified_eps, unified_delta)):
-        cal = zhou.calibrate(mechanism=mech, eps=eps, delta=delta, b=5, T=50, N=10, d_i=6000, rule=rule)
+        size = dict(b=5, T=50, N=10, d_i=6000) if rule == "paper" else dict(b=K, T=rounds, N=N, d_i=m)
+        cal = zhou.calibrate(mechanism=mech, eps=eps, delta=delta, rule=rule, **size)
         setting = f"paper: eps {eps:g}, b = 5, T = 50" if rule == "paper" else f"unified: whole run eps {eps:g}"
         claim = (f"({eps:g}, 0)-DP per client (Theorem 1)" if mech == "laplace" else
                  f"({eps:g}, {delta:g})-DP per client (Theorem 2, c_2 classic)") if rule == "paper" else "accountant's target"
         out.append(Release(f"FedSGD-DPC ({mech})", setting, mech, cal.scale, cal.sensitivity, cal.replies_max, cal.q,
                            claim, eps, delta, cal.eps_run if rule == "paper" else eps))
     # Li, Chang & Chi, Sec. 4: Adult over N = 100 clients (n_k = 325), K = 50, Q = 10, b = 1, 200 rounds
-    n, rounds, K, N, Q, b = np.full(100, 325), 200, 50, 100, 10, 1
-    p_in = li_th.inclusion_prob(b=b, n_k=325, Q=Q)
-    uploads = rounds * K // N
-    cal = li.calibrate(eps=0.5, n=n, N=N, K=K, Q=Q, b=b, rounds=rounds, delta=1e-4)
+    p_in = li_th.inclusion_prob(b=1, n_k=325, Q=10)
+    uploads = 200 * 50 // 100
+    cal = li.calibrate(eps=0.5, n=np.full(100, 325), N=100, K=50, Q=10, b=1, rounds=200, delta=1e-4)
     z = float(cal.z.min())
     out.append(Release("Secure FedAvg", "paper: one upload, eps 0.5, Q = 10, b = 1", "gaussian", z, 1.0, 1, p_in,
                        "(0.5, 1e-4)-DP per upload (eq. (9))", 0.5, 1e-4, cal.eps_upload_accountant))
-    run = li.run_eps(z=z, Q=Q, b=b, n_k=325, uploads=uploads, delta=1e-4)
+    run = li.run_eps(z=z, Q=10, b=1, n_k=325, uploads=uploads, delta=1e-4)
     out.append(Release("Secure FedAvg", f"paper: whole run ({uploads} uploads)", "gaussian", z, 1.0, uploads, p_in,
                        "none for the run (eq. (9) is per upload)", float("nan"), 1e-4, run["eps"]))
-    cal = li.calibrate(eps=unified_eps, n=n, N=N, K=K, Q=Q, b=b, rounds=rounds, delta=unified_delta,
-                       rule="accountant", uploads=uploads)
+    cal = li.calibrate(eps=unified_eps, n=np.full(N, m), N=N, K=K, Q=10, b=10, rounds=rounds, delta=unified_delta,
+                       rule="accountant")  # 02_accuracy's secure FedAvg: Q = 10 steps of b = 10 rows
     out.append(Release("Secure FedAvg", f"unified: whole run eps {unified_eps:g}", "gaussian", float(cal.z.min()), 1.0,
-                       uploads, p_in, "accountant's target", unified_eps, unified_delta, unified_eps))
+                       rounds, li_th.inclusion_prob(b=10, n_k=m, Q=10), "accountant's target", unified_eps, unified_delta,
+                       unified_eps))
     return out
 
 

@@ -7,8 +7,10 @@ subsample 3,000, N = 10, T in {2, 4, 8}, K in {2, 5, 10}, eps 50-100 and non-pri
 store, so each run executes once; then the sweep is repeated on the filled store (what a notebook
 re-execution costs).  Baselines: in-process with 1 thread (one core) and with torch's default
 threads (both cores).  On a 2-core machine the ideal parallel time is half the 1-thread time.
-Batching several runs into one engine call is not a backend here (see sweep.py's docstring and
-engine_bench.py's sweep-batching study).  Run it on a quiet machine: it prints the load average.
+Batching several runs into one engine call is not a backend of fldp.sweep; ``--batched`` times
+what it would gain in NbAFL's own regime (full MNIST, N = 50, the MLP): engine_bench.py's
+sweep-batching study (4 runs of one round as 4 separate rounds, or as one local_train over 4x
+the client rows).  Run it on a quiet machine: it prints the load average.
 """
 from __future__ import annotations
 
@@ -54,7 +56,18 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=2)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--out", type=Path, default=Path("build/bench/sweep_bench.json"))
+    ap.add_argument("--batched", action="store_true", help="only time batched runs in NbAFL's regime (engine_bench)")
     args = ap.parse_args()
+    if args.batched:
+        import sys
+
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import engine_bench as eb
+
+        sw = eb.sweep_study(eb.regime_wei(), repeats=3)
+        print(f"NbAFL regime: {sw['runs']} runs as separate rounds {sw['separate']:.2f} s, as one local_train of "
+              f"{sw['rows']} rows {sw['batched']:.2f} s: gain {sw['separate'] / sw['batched']:.2f}x")
+        return
     import torch
 
     configs = grid(range(args.seeds))

@@ -1,0 +1,70 @@
+"""Wei et al. 2020 (NbAFL), Sec. III-IV: the expensive computations of ``notebooks/wei2020/02``
+and ``03``, as the run store keeps them (every setting is a keyword argument, so
+:class:`fldp.store.RunStore` keys each run completely).
+
+* :func:`lemma1_pairs`: Lemma 1 by brute force (02): the local solver trained on neighbouring
+  pairs (D, D') (:mod:`fldp.sensitivity`), reduced to the clipped distances the notebook uses.
+* :func:`eq16_noise`: eq. (16) by simulation (02): the noise path of Algorithm 1 on zero uploads.
+* :func:`nbafl_constants`: the constants of Assumption 1 estimated from a non-private NbAFL run
+  (03, :func:`fldp.estimates.estimate_nbafl_constants`).
+"""
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+import torch
+
+from ... import data, engine, estimates, mechanisms as M, models, sensitivity
+
+
+def clipped_distance(wd: torch.Tensor, wp: torch.Tensor, C: float) -> torch.Tensor:
+    """``||clip_C(w(D)) - clip_C(w(D'))||`` per pair, in float64 (no cancellation)."""
+    return (M.clip_l2(wd, C).double() - M.clip_l2(wp, C).double()).norm(dim=1)
+
+
+def lemma1_pairs(*, m: int, lr: float, local_epochs: int, batch_size: Optional[int], mu: float, num_pairs: int,
+                 seed: int, replacement: str, Cs: Sequence[float], n_fed: int = 0) -> dict:
+    """Lemma 1 by brute force: ``num_pairs`` neighbouring pairs of m MNIST training images
+    (:func:`fldp.sensitivity.neighbouring_pairs`), both sides trained for one round of local
+    training from the MLP's initial model (seed ``seed``).  Returns ``norms`` (``||w(D_k)||``,
+    unclipped), ``distances`` (the clipped distance of each pair, one list per C of ``Cs``) and,
+    when ``n_fed > 0``, ``aggregate``: the aggregated distances (eq. 8) of a federation of the
+    first n_fed pairs with p_i = 1/n_fed, clipped at ``Cs[0]``."""
+    ds, model = data.load("mnist"), models.MLP()
+    start = model.init(engine.generator(seed, "init"))
+    pairs = sensitivity.neighbouring_pairs(ds.y_train, m, num_pairs, seed=seed, replacement=replacement)
+    cfg = engine.FLConfig(num_rounds=1, local_epochs=local_epochs, batch_size=batch_size, lr=lr, mu=mu, seed=seed)
+    wd, wp = sensitivity.pair_uploads(model, start, ds.x_train, ds.y_train, pairs, cfg)
+    out = {"norms": wd.norm(dim=1), "distances": [clipped_distance(wd, wp, C) for C in Cs]}
+    if n_fed:
+        p = torch.full((n_fed,), 1.0 / n_fed)
+        out["aggregate"] = sensitivity.aggregated_distances(M.clip_l2(wd[:n_fed], Cs[0]), M.clip_l2(wp[:n_fed], Cs[0]), p)
+    return out
+
+
+def eq16_noise(*, sigma_U: float, sigma_D: float, N: int, dim: int, reps: int, seed: int, first_draw: int,
+               keep: int = 20000) -> dict:
+    """Eq. (16) by simulation: ``reps`` draws of the broadcast noise (N clients' uplink noise
+    ``sigma_U`` averaged with p_i = 1/N, plus downlink noise ``sigma_D``; ``dim`` coordinates,
+    the engine's mechanisms, draws ``first_draw``, ``first_draw + 1``, ...).  Returns the sum of
+    squares over all draws and the first ``keep`` coordinates of the last draw."""
+    sq, last = 0.0, None
+    for r in range(first_draw, first_draw + reps):
+        noisy = M.gaussian_noise((N, dim), sigma_U, engine.generator(seed, "uplink", r), torch.float64)
+        last = (noisy / N).sum(dim=0) + M.gaussian_noise(dim, sigma_D, engine.generator(seed, "downlink", r), torch.float64)
+        sq += float((last**2).sum())
+    return {"sum_sq": sq, "sample": last[:keep]}
+
+
+def nbafl_constants(*, N: int, seed: int, T_traj: int, T_star: int, mu_factor: float, hessian_sample: int,
+                    hessian_iters: int, lr: float, batch_size: int, local_epochs: int, mu: float,
+                    subsample: Optional[int] = None, max_test: Optional[int] = None) -> dict:
+    """Theorem 2's constants (rho, beta, l, B, Theta, F*, the bound's mu) estimated from one
+    non-private NbAFL run of the MLP on MNIST split iid over N clients
+    (:func:`fldp.estimates.estimate_nbafl_constants`).  Returns its result plus ``m_data``,
+    the clients' local dataset size."""
+    fed = data.federated_dataset("mnist", N, "iid", seed=seed, subsample=subsample, max_test=max_test)
+    out = estimates.estimate_nbafl_constants(
+        models.MLP(), fed, T_traj=T_traj, T_star=T_star, mu_factor=mu_factor, hessian_sample=hessian_sample,
+        hessian_iters=hessian_iters, seed=seed, lr=lr, batch_size=batch_size, local_epochs=local_epochs, mu=mu)
+    return {**out, "m_data": fed.m}

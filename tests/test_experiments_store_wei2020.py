@@ -1,0 +1,42 @@
+"""The stored run functions of Wei et al. 2020 notebooks 02-03 (fldp.papers.wei2020.experiments)
+and of the FedAvg baseline (fldp.baseline): a second call through the run store gives the same
+result, read back (the expensive inner function raises if it is called again); tiny configurations."""
+import pytest
+
+from fldp import baseline
+from fldp import store as S
+from fldp.papers.wei2020 import experiments as ex
+
+
+def _raise(*_, **__):
+    raise AssertionError("a stored run was computed again")
+
+
+CASES = [  # (run function, tiny configuration, (module, attribute) of the expensive call)
+    (ex.lemma1_pairs, dict(m=20, lr=0.05, local_epochs=1, batch_size=10, mu=0.01, num_pairs=3, seed=0,
+                           replacement="random", Cs=[20.0, 2.0], n_fed=2), (ex.sensitivity, "pair_uploads")),
+    (ex.eq16_noise, dict(sigma_U=0.5, sigma_D=0.1, N=3, dim=50, reps=2, seed=0, first_draw=2, keep=10),
+     (ex.M, "gaussian_noise")),
+    (ex.nbafl_constants, dict(N=2, seed=0, T_traj=1, T_star=2, mu_factor=2.0, hessian_sample=50, hessian_iters=2,
+                              lr=0.05, batch_size=50, local_epochs=1, mu=0.01, subsample=200, max_test=100),
+     (ex.estimates, "estimate_nbafl_constants")),
+    (baseline.fedavg_run, dict(N=2, T=1, scheme="dirichlet", seed=0, subsample=200, max_test=100),
+     (baseline.engine, "run")),
+]
+
+
+@pytest.mark.parametrize("fn, cfg, inner", CASES, ids=lambda v: v.__name__ if callable(v) else None)
+def test_second_run_is_read_back_from_the_store(tmp_path, monkeypatch, fn, cfg, inner):
+    store = S.RunStore(tmp_path)
+    first = store.run(fn, cfg, fresh=False)
+    assert store.load(fn, cfg) is not None
+    monkeypatch.setattr(*inner, _raise)
+    with pytest.raises(AssertionError):  # the patch is the function the run calls
+        fn(**cfg)
+    assert store.run(fn, cfg, fresh=False) == first
+
+
+def test_lemma1_pairs_gives_one_distance_list_per_C_and_the_aggregate():
+    out = S.normalise(ex.lemma1_pairs(**CASES[0][1]))
+    assert len(out["norms"]) == 3 and [len(d) for d in out["distances"]] == [3, 3] and len(out["aggregate"]) == 2
+    assert max(out["distances"][1]) <= 2 * 2.0 + 1e-9  # clipped at C = 2: at most 2C apart

@@ -163,3 +163,23 @@ def sweep_runs(fn: Callable, specs: Mapping[str, Mapping[str, Any]], *, store: O
         if timed:
             runs[name]["wall_s"] = seconds.get(S.run_key(fn, cfg))
     return runs
+
+
+def descent_run(*, c: Sequence[float], K: int, dim: int, rho: float = 1.0, dropouts: int = 0,
+                trials: int = 2000, seed: int = 0) -> list:
+    """Sec. 4.2.1's Monte Carlo (notebook ``adaptive_noise/02_theory``): P(the aggregated noise
+    is no larger than the aggregated update), :func:`fldp.papers.adaptive_noise.theory.descent_probability`
+    at every noise scale in ``c`` for ``K`` clients, as the run store keeps it (a list, one per c)."""
+    from . import theory
+
+    return [theory.descent_probability(c=float(x), K=K, dim=dim, rho=rho, dropouts=dropouts, trials=trials,
+                                       seed=seed) for x in c]
+
+
+def descent_curves(store: Optional[S.RunStore], keys: Sequence, **common) -> dict:
+    """:func:`descent_run` for every key's settings (``keys``: (key, dict) pairs) in ONE
+    :func:`fldp.sweep.run_all` call through ``store`` (plain calls when None), by key."""
+    configs = [full_config(descent_run, **common, **spec) for _, spec in keys]
+    out = ([descent_run(**cfg) for cfg in configs] if store is None
+           else sweep.run_all(descent_run, configs, store=store, progress=False).results)
+    return {k: r for (k, _), r in zip(keys, out)}

@@ -85,3 +85,15 @@ def over_seeds(store: Optional[RunStore], seeds: Sequence[int],
         summaries[k] = {**out, "seeds": np.asarray(list(seeds)), "rounds": out["rounds"]["runs"][0],
                         "eps_claim": settings[k]["eps"]}
     return summaries
+
+
+def constants_run(*, scheme: str, clients_per_class: Optional[str] = None, N: int = 100, l2: float = 1e-4,
+                  data_seed: int = 0, iters: int = 50) -> dict:
+    """Li, Chang & Chi's Theorem 1 constants (L, mu, Gamma, gamma_k^2, ...) of their logistic
+    regression (lambda = ``l2``) on Adult split over ``N`` clients, the optima by Newton
+    (:func:`fldp.papers.li2021.estimate.estimate_constants`), as the run store keeps them
+    (``notebooks/li2021/02_convergence``); ``estimate.Constants(**result)`` gives them back."""
+    from . import estimate
+
+    fed = federated_data(N, scheme, clients_per_class, data_seed)
+    return estimate.estimate_constants(models.BinaryLogReg.li2021(fed.x_train.shape[1], l2), fed, iters=iters).as_dict()

@@ -99,3 +99,29 @@ def over_seeds(store: Optional[RunStore], seeds: Sequence[int],
         summaries[k] = {**out, "seeds": np.asarray(list(seeds)), "rounds": out["rounds"]["runs"][0],
                         "calibration": outs[0]["calibration"]}
     return summaries
+
+
+def constants_run(*, N: int = 10, split: Optional[str] = "classes", data_seed: int = 0,
+                  subsample: Optional[int] = None, max_test: Optional[int] = 2000, pixels: str = "unit",
+                  T_traj: int = 50, lr: float = 0.05, lr_decay: float = 0.01, local_steps: int = 200,
+                  stat_points: int = 4, hessian_points: int = 2, seed: int = 0) -> dict:
+    """Zhou et al.'s constants (mu, lambda, G, Gamma, Y_0, xi, Lambda_i; Theorems 3-4) of the
+    logistic regression on MNIST split over ``N`` clients, estimated along a non-private FedSGD
+    trajectory (:func:`fldp.papers.zhou.estimate.estimate_constants`, its keyword arguments
+    here), as the run store keeps them (``notebooks/zhou/02_laplace``)."""
+    from . import estimate
+
+    fed = federated_data("mnist", N, split, data_seed, subsample, max_test, pixels)
+    return estimate.estimate_constants(MODELS["logreg"](), fed, T_traj=T_traj, lr=lr, lr_decay=lr_decay,
+                                       local_steps=local_steps, stat_points=stat_points,
+                                       hessian_points=hessian_points, seed=seed)
+
+
+def calibration_run(*, mechanism: str, eps: float, b: int, T: int, N: int, d_i: int, delta: float = 1e-5,
+                    q: Optional[float] = None, xi: Optional[float] = None, rule: str = "paper",
+                    c2: Optional[float] = None, sampler: str = "round_robin") -> dict:
+    """The noise of FedSGD-DPC (Zhou et al., eq. (4)-(5) or the PLD accountant by ``rule``) and
+    what it spends, :func:`fldp.papers.zhou.algorithm.calibrate` (seconds with the accountant),
+    as the run store keeps it (``notebooks/zhou/03_gaussian``): its ``as_dict()``."""
+    return alg.calibrate(mechanism=mechanism, eps=eps, b=b, T=T, N=N, d_i=d_i, delta=delta, q=q, xi=xi,
+                         rule=rule, c2=c2, sampler=sampler).as_dict()

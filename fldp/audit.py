@@ -119,18 +119,32 @@ class AuditResult:
         return asdict(self)
 
 
-def _best_threshold(s_out: np.ndarray, s_in: np.ndarray, *, delta: float, alpha: float) -> float:
-    """The threshold whose Clopper-Pearson bound is largest on the selection half."""
+def _bound(s_out: np.ndarray, s_in: np.ndarray, t: float, *, delta: float, alpha: float) -> tuple:
+    """Counts at threshold ``t`` and what they certify: (eps lower bound, TPR_lo, FPR_hi, tp, fp)."""
+    tp, fp = int((s_in >= t).sum()), int((s_out >= t).sum())
+    tpr_lo, _ = clopper_pearson(tp, len(s_in), alpha=alpha)
+    _, fpr_hi = clopper_pearson(fp, len(s_out), alpha=alpha)
+    return eps_from_rates(tpr=tpr_lo, fpr=fpr_hi, delta=delta), tpr_lo, fpr_hi, tp, fp
+
+
+def _best_threshold(s_out: np.ndarray, s_in: np.ndarray, *, delta: float, alpha: float) -> tuple:
+    """(threshold, its bound) with the largest Clopper-Pearson bound on the selection half."""
     cands = np.unique(np.quantile(np.concatenate([s_out, s_in]), np.linspace(0.0, 1.0, 201)))
     best, best_t = -1.0, float(cands[0])
     for t in cands:
-        tp, fp = int((s_in >= t).sum()), int((s_out >= t).sum())
-        tpr_lo, _ = clopper_pearson(tp, len(s_in), alpha=alpha)
-        _, fpr_hi = clopper_pearson(fp, len(s_out), alpha=alpha)
-        e = eps_from_rates(tpr=tpr_lo, fpr=fpr_hi, delta=delta)
+        e = _bound(s_out, s_in, t, delta=delta, alpha=alpha)[0]
         if e > best:
             best, best_t = e, float(t)
-    return best_t
+    return best_t, best
+
+
+def _certify(ev_out: np.ndarray, ev_in: np.ndarray, t: float, *, delta: float, alpha: float) -> AuditResult:
+    """The audit's result from the evaluation half at the threshold chosen on the selection half."""
+    eps, tpr_lo, fpr_hi, tp, fp = _bound(ev_out, ev_in, t, delta=delta, alpha=alpha)
+    mu = gdp_mu(tpr=tpr_lo, fpr=fpr_hi)
+    n = min(len(ev_in), len(ev_out))
+    return AuditResult(eps, gdp_eps(mu=mu, delta=delta), mu, max_certifiable_eps(n, alpha=alpha, delta=delta),
+                       tpr_lo, fpr_hi, tp, fp, n, t, delta, alpha)
 
 
 def audit_scores(scores_out, scores_in, *, delta: float, alpha: float = 0.05, seed: int = 0) -> AuditResult:
@@ -143,15 +157,8 @@ def audit_scores(scores_out, scores_in, *, delta: float, alpha: float = 0.05, se
     rng = np.random.default_rng(seed)
     s_out, s_in = rng.permutation(s_out), rng.permutation(s_in)
     h_out, h_in = len(s_out) // 2, len(s_in) // 2
-    t = _best_threshold(s_out[:h_out], s_in[:h_in], delta=delta, alpha=alpha)
-    ev_out, ev_in = s_out[h_out:], s_in[h_in:]
-    tp, fp = int((ev_in >= t).sum()), int((ev_out >= t).sum())
-    tpr_lo, _ = clopper_pearson(tp, len(ev_in), alpha=alpha)
-    _, fpr_hi = clopper_pearson(fp, len(ev_out), alpha=alpha)
-    mu = gdp_mu(tpr=tpr_lo, fpr=fpr_hi)
-    n = min(len(ev_in), len(ev_out))
-    return AuditResult(eps_from_rates(tpr=tpr_lo, fpr=fpr_hi, delta=delta), gdp_eps(mu=mu, delta=delta), mu,
-                       max_certifiable_eps(n, alpha=alpha, delta=delta), tpr_lo, fpr_hi, tp, fp, n, t, delta, alpha)
+    t, _ = _best_threshold(s_out[:h_out], s_in[:h_in], delta=delta, alpha=alpha)
+    return _certify(s_out[h_out:], s_in[h_in:], t, delta=delta, alpha=alpha)
 
 
 def simulate(*, noise: str, scale: float, sensitivity: float, rounds: int, trials: int,
@@ -226,21 +233,6 @@ def audit_uploads(model: Model, client_out: Tuple[torch.Tensor, torch.Tensor],
     direction = direction / direction.norm().clamp_min(1e-300)
     scores = {"projection": lambda u: (u @ direction).numpy(), "norm": lambda u: u.norm(dim=1).numpy(),
               "-norm": lambda u: -u.norm(dim=1).numpy()}
-
-    def selection_bound(name):
-        s_out, s_in = scores[name](u_out[:h]), scores[name](u_in[:h])
-        t = _best_threshold(s_out, s_in, delta=delta, alpha=alpha)
-        tpr_lo, _ = clopper_pearson(int((s_in >= t).sum()), h, alpha=alpha)
-        _, fpr_hi = clopper_pearson(int((s_out >= t).sum()), h, alpha=alpha)
-        return eps_from_rates(tpr=tpr_lo, fpr=fpr_hi, delta=delta), t
-
-    best = max(scores, key=lambda name: selection_bound(name)[0])  # chosen on the selection half only
-    t = selection_bound(best)[1]
-    ev_out, ev_in = scores[best](u_out[h:]), scores[best](u_in[h:])
-    tp, fp = int((ev_in >= t).sum()), int((ev_out >= t).sum())
-    tpr_lo, _ = clopper_pearson(tp, len(ev_in), alpha=alpha)
-    _, fpr_hi = clopper_pearson(fp, len(ev_out), alpha=alpha)
-    mu = gdp_mu(tpr=tpr_lo, fpr=fpr_hi)
-    n = len(ev_in)
-    return AuditResult(eps_from_rates(tpr=tpr_lo, fpr=fpr_hi, delta=delta), gdp_eps(mu=mu, delta=delta), mu,
-                       max_certifiable_eps(n, alpha=alpha, delta=delta), tpr_lo, fpr_hi, tp, fp, n, t, delta, alpha)
+    chosen = {name: _best_threshold(f(u_out[:h]), f(u_in[:h]), delta=delta, alpha=alpha) for name, f in scores.items()}
+    best = max(chosen, key=lambda name: chosen[name][1])  # score and threshold chosen on the selection half only
+    return _certify(scores[best](u_out[h:]), scores[best](u_in[h:]), chosen[best][0], delta=delta, alpha=alpha)

@@ -87,15 +87,24 @@ def releases(*, unified_eps: float = 4.0, unified_delta: float = 1e-5, N: int = 
     return out
 
 
+def _row(res: audit.AuditResult, *, scheme: str, setting: str, claim: str, claim_eps: float, delta: float,
+         upper: float, judged: bool = True) -> dict:
+    """One line of the audit table: the audit's lower bound beside the accountant's upper bound and
+    the paper's claim (``judged=False``: no claim to refute)."""
+    return {"scheme": scheme, "setting": setting, "claim": claim, "claimed eps": claim_eps, "delta": delta,
+            "accountant eps (upper)": upper, "audit eps (lower)": res.eps_lower,
+            "audit eps, GDP reading": res.eps_lower_gdp, "audit resolution": res.eps_max,
+            "lower <= upper": bool(res.eps_lower <= upper * (1 + 1e-9)),
+            "claim refuted": bool(res.eps_lower > claim_eps) if judged else None,
+            "claim beyond resolution": bool(claim_eps > res.eps_max) if judged else None}
+
+
 def audit_release(r: Release, *, trials: int, alpha: float = 0.05, seed: int = 0) -> dict:
     """The audit's lower bound beside the accountant's upper bound and the paper's claim."""
     res = audit.audit_mechanism(noise=r.noise, scale=r.scale, sensitivity=r.sensitivity, rounds=r.rounds,
                                 sampling_prob=r.sampling_prob, trials=trials, delta=r.delta, alpha=alpha, seed=seed)
-    return {"scheme": r.scheme, "setting": r.setting, "claim": r.claim, "claimed eps": r.claim_eps, "delta": r.delta,
-            "accountant eps (upper)": r.accountant_eps, "audit eps (lower)": res.eps_lower,
-            "audit eps, GDP reading": res.eps_lower_gdp, "audit resolution": res.eps_max,
-            "lower <= upper": bool(res.eps_lower <= r.accountant_eps * (1 + 1e-9)),
-            "claim refuted": bool(res.eps_lower > r.claim_eps), "claim beyond resolution": bool(r.claim_eps > res.eps_max)}
+    return _row(res, scheme=r.scheme, setting=r.setting, claim=r.claim, claim_eps=r.claim_eps, delta=r.delta,
+                upper=r.accountant_eps)
 
 
 def _toy_client(seed: int):
@@ -123,12 +132,8 @@ def audit_adaptive(*, trials: int, c: float = 15.0, p: Optional[float] = 0.0, dp
         cfg = engine.with_config(cfg, clients_per_round=None)
         res = audit.audit_uploads(model, out_client, in_client, cfg, uplink=hook, trials=trials, delta=an.DELTA,
                                   alpha=alpha, seed=seed)
-        rows.append({"scheme": name, "setting": "one upload, end to end (engine)", "claim": claim, "claimed eps": eps,
-                     "delta": an.DELTA, "accountant eps (upper)": eps if scheme == "dp" else float("inf"),
-                     "audit eps (lower)": res.eps_lower, "audit eps, GDP reading": res.eps_lower_gdp,
-                     "audit resolution": res.eps_max, "lower <= upper": bool(res.eps_lower <= (eps if scheme == "dp" else np.inf)),
-                     "claim refuted": bool(res.eps_lower > eps) if scheme == "dp" else None,
-                     "claim beyond resolution": bool(eps > res.eps_max) if scheme == "dp" else None})
+        rows.append(_row(res, scheme=name, setting="one upload, end to end (engine)", claim=claim, claim_eps=eps,
+                         delta=an.DELTA, upper=eps if scheme == "dp" else float("inf"), judged=scheme == "dp"))
     return rows
 
 

@@ -22,6 +22,7 @@ values and re-creates the output on every call, which flickers in Voila.
 """
 from __future__ import annotations
 
+import contextlib
 import html
 import io
 import logging
@@ -139,6 +140,7 @@ class Explorer:
         self.controls: Dict[str, W.ValueWidget] = dict(controls)
         self.state: dict = {}
         self.error: Optional[str] = None  # an internal error (a bug), not a range message
+        self._quiet = 0  # > 0 inside quiet(): control changes do not recompute
         self.seconds = 0.0  # wall time of the last update (compute + draw)
         self.table = W.HTML(layout=W.Layout(min_width="360px"))
         self.message = W.HTML()
@@ -161,19 +163,27 @@ class Explorer:
         return {k: w.value for k, w in self.controls.items()}
 
     def _changed(self, _change) -> None:
-        self.update()
+        if not self._quiet:
+            self.update()
+
+    @contextlib.contextmanager
+    def quiet(self):
+        """Change several controls (their values, or options as an explorer's own handlers do)
+        without a recomputation at each step; nests."""
+        self._quiet += 1
+        try:
+            yield self
+        finally:
+            self._quiet -= 1
 
     def set(self, **values) -> dict:
         """Move the controls (as a user would) and return the resulting state."""
         unknown = set(values) - set(self.controls)
         if unknown:
             raise KeyError(f"{self.name} has no control {sorted(unknown)}; it has {sorted(self.controls)}")
-        for k, v in values.items():  # one update at the end, not one per control
-            self.controls[k].unobserve(self._changed, names="value")
-            try:
+        with self.quiet():  # one update at the end, not one per control
+            for k, v in values.items():
                 self.controls[k].value = v
-            finally:
-                self.controls[k].observe(self._changed, names="value")
         return self.update()
 
     def update(self, **overrides) -> dict:

@@ -204,35 +204,32 @@ def results_browser(root=None, experiment: Optional[str] = None) -> B.Explorer:
                                    style=B.STYLE, layout=W.Layout(width="620px")),
     }
 
-    def quiet(updates, handlers):  # set options and values without recomputing at each step
-        detached = []
-        for w, h in handlers:
-            try:
-                w.unobserve(h, names="value")
-                detached.append((w, h))
-            except ValueError:  # not attached: Explorer.set detaches the control it moves
-                pass
+    applying = []  # non-empty while apply() sets the controls: on_metric must not answer that
+
+    def apply(updates):  # set options and values with one recomputation, by the explorer's own observer
+        applying.append(True)
         try:
-            for w, options, value in updates:
-                w.options, w.value = options, value
+            with ex.quiet():
+                for w, options, value in updates:
+                    w.options, w.value = options, value
         finally:
-            for w, h in detached:
-                w.observe(h, names="value")
+            applying.pop()
 
     def on_experiment(change):  # new experiment: its metrics, and its default overlay
         found = _safe_curves(root, change["new"]) if change["new"] else {}
         metric, sel = defaults(change["new"], found)
         m, c = controls["metric"], controls["curves"]
-        quiet([(m, metrics(found), metric), (c, curve_options(found, metric), sel)],
-              [(m, on_metric), (m, ex._changed), (c, ex._changed)])
+        apply([(m, metrics(found), metric), (c, curve_options(found, metric), sel)])
 
     def on_metric(change):  # new metric: keep the selected paths that have it
+        if applying:
+            return
         exp, c = controls["experiment"].value, controls["curves"]
         found = _safe_curves(root, exp) if exp else {}
         kept = {found[v].path for v in c.value if v in found}
         opts = curve_options(found, change["new"])
         sel = [v for _, v in opts if found[v].path in kept] or defaults(exp, found)[1]
-        quiet([(c, opts, tuple(v for v in sel if v in dict(opts).values()))], [(c, ex._changed)])
+        apply([(c, opts, tuple(v for v in sel if v in dict(opts).values()))])
 
     controls["experiment"].observe(on_experiment, names="value")  # runs before the explorer's observer
     controls["metric"].observe(on_metric, names="value")

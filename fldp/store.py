@@ -151,16 +151,19 @@ class RunStore:
     def __repr__(self) -> str:
         return f"RunStore({str(self.root)!r})"
 
-    def path(self, fn: Union[Callable, str], config: Mapping[str, Any]) -> Path:
-        name = fn_name(fn)
-        return self.root / name.replace(":", ".") / f"{run_key(fn, config)}.json"
+    def _path(self, name: str, key: str) -> Path:
+        return self.root / name.replace(":", ".") / f"{key}.json"
 
-    def read(self, path: Path, key: Optional[str] = None) -> Optional[Record]:
-        """The record at ``path``, or None when it is missing or damaged (then a warning names it)."""
+    def path(self, fn: Union[Callable, str], config: Mapping[str, Any]) -> Path:
+        return self._path(fn_name(fn), run_key(fn, config))
+
+    def read(self, path: Path) -> Optional[Record]:
+        """The record at ``path``, or None when it is missing or damaged (then a warning names it).
+        A file holds the run its name (the key) says, or it is damaged."""
         try:
             saved = json.loads(Path(path).read_text(encoding="utf-8"))
             ok = (saved.get("format") == FORMAT and _digest(canonical(saved["result"])) == saved["digest"]
-                  and saved["key"] == Path(path).stem and (key is None or saved["key"] == key))
+                  and saved["key"] == Path(path).stem)
         except FileNotFoundError:
             return None
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -174,7 +177,7 @@ class RunStore:
 
     def load(self, fn: Union[Callable, str], config: Mapping[str, Any]) -> Optional[Record]:
         """The finished run ``fn(**config)``, or None."""
-        return self.read(self.path(fn, config), run_key(fn, config))
+        return self.read(self.path(fn, config))
 
     def save(self, fn: Union[Callable, str], config: Mapping[str, Any], result: Any, seconds: float) -> Record:
         """Write a finished run atomically; returns it as it reads back."""
@@ -183,7 +186,7 @@ class RunStore:
                      time.strftime("%Y-%m-%dT%H:%M:%S%z"), code_version(fn))
         body = {"format": FORMAT, "key": rec.key, "fn": rec.fn, "version": rec.version, "config": rec.config,
                 "seconds": rec.seconds, "finished": rec.finished, "digest": _digest(text), "result": rec.result}
-        atomic_write_bytes(self.path(fn, config), (json.dumps(body, allow_nan=True) + "\n").encode())
+        atomic_write_bytes(self._path(rec.fn, rec.key), (json.dumps(body, allow_nan=True) + "\n").encode())
         return rec
 
     def run(self, fn: Callable, config: Mapping[str, Any], *, fresh: Optional[bool] = None) -> Any:

@@ -124,14 +124,15 @@ def run_all(fn: Union[Callable, str], configs: Sequence[Mapping[str, Any]], *, s
             todo.append(i)
         else:
             out.results[i], out.run_seconds[i], out.reused = rec.result, rec.seconds, out.reused + 1
+    keys = {i: S.run_key(name, configs[i]) for i in todo}
     seen: dict = {}
     for i in todo:  # the same configuration twice in one sweep runs once
-        seen.setdefault(S.run_key(name, configs[i]), []).append(i)
+        seen.setdefault(keys[i], []).append(i)
     unique = [ids[0] for ids in seen.values()]
     bar = tqdm(total=len(unique), desc=f"runs ({backend})", disable=not progress or not unique, leave=False)
 
     def done(i, result=None, seconds=0.0, error=None):
-        ids = seen[S.run_key(name, configs[i])]
+        ids = seen[keys[i]]
         if error is not None:
             out.failures.append(Failure(configs[i], error))
             print(f"run failed: {configs[i]}: {error}", flush=True)
@@ -156,7 +157,7 @@ def run_all(fn: Union[Callable, str], configs: Sequence[Mapping[str, Any]], *, s
         elif backend == "processes":
             _run_processes(name, configs, unique, workers, done)
         else:
-            _run_dask(name, configs, unique, workers, scheduler, done)
+            _run_dask(name, configs, unique, workers, scheduler, done, keys)
     finally:
         bar.close()
     out.seconds = time.perf_counter() - t0
@@ -194,14 +195,14 @@ def _run_processes(name, configs, unique, workers, done) -> None:
                 done(futures[fut], result, seconds)
 
 
-def _run_dask(name, configs, unique, workers, scheduler, done) -> None:
+def _run_dask(name, configs, unique, workers, scheduler, done, keys) -> None:
     from distributed import Client, LocalCluster, as_completed
 
     cluster = None if scheduler else LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                                   host="127.0.0.1", dashboard_address=None)
     client = Client(scheduler or cluster, timeout="60s")
     try:
-        futures = {client.submit(_execute, name, configs[i], 1, key=f"fldp-run-{S.run_key(name, configs[i])}",
+        futures = {client.submit(_execute, name, configs[i], 1, key=f"fldp-run-{keys[i]}",
                                  pure=False): i for i in unique}
         for fut in as_completed(futures):
             try:

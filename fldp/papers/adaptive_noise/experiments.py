@@ -145,23 +145,20 @@ def sweep_runs(fn: Callable, specs: Mapping[str, Mapping[str, Any]], *, store: O
     scheme settings beside it; ``timed=True`` adds ``wall_s``, the seconds the run took when it
     ran (read from its store record when it is read back, so a re-execution shows the same)."""
     configs = [full_config(fn, **common, **spec) for spec in specs.values()]
-    seconds: dict = {}
     if store is None:
-        results = []
+        results, seconds = [], []
         for cfg in configs:
             t0 = time.perf_counter()
             results.append(S.normalise(fn(**cfg)))  # as the store would give it back
-            seconds[S.run_key(fn, cfg)] = time.perf_counter() - t0
-    else:
+            seconds.append(time.perf_counter() - t0)
+    else:  # the seconds each run took when it ran (kept in its store record)
         out = sweep.run_all(fn, configs, store=store, progress=False)
-        results = out.results
-        if timed:  # the seconds each run took when it ran (kept in its store record)
-            seconds = {S.run_key(fn, cfg): sec for cfg, sec in zip(configs, out.run_seconds)}
+        results, seconds = out.results, out.run_seconds
     runs = {}
-    for (name, spec), cfg, res in zip(specs.items(), configs, results):
+    for (name, spec), res, sec in zip(specs.items(), results, seconds):
         runs[name] = {**res, **{k: spec[k] for k in SCHEME_SETTINGS if k in spec}}
         if timed:
-            runs[name]["wall_s"] = seconds.get(S.run_key(fn, cfg))
+            runs[name]["wall_s"] = sec
     return runs
 
 

@@ -7,6 +7,7 @@ import torch
 
 from fldp import store as S
 from fldp.papers.adaptive_noise import experiments as ex
+from store_checks import assert_read_back
 
 TINY = dict(N=4, alpha=1.0, K=2, rounds=1, subsample=200, max_test=120, channels=(2, 2), hidden=8,
             local_epochs=1, batch_size=32, eval_every=1, seed=0)
@@ -22,17 +23,8 @@ CASES = [
 
 @pytest.mark.parametrize("fn, spec", CASES, ids=lambda v: v.__name__ if callable(v) else v["scheme"])
 def test_run_read_back_from_the_store_is_the_run(tmp_path, monkeypatch, fn, spec):
-    store, cfg = S.RunStore(tmp_path), ex.full_config(fn, **TINY, **spec)
-    direct = fn(**cfg)
-    first = store.run(fn, cfg, fresh=False)
-    assert first == S.normalise(direct)
-    assert store.load(fn, cfg) is not None
-
-    def no_training(**_):
-        raise AssertionError("a stored run was trained again")
-
-    monkeypatch.setattr(ex, "_train", no_training)
-    assert store.run(fn, cfg, fresh=False) == first
+    cfg = ex.full_config(fn, **TINY, **spec)
+    assert_read_back(S.RunStore(tmp_path), fn, cfg, monkeypatch, (ex, "_train"))
     assert ex.full_config(fn, **TINY, **spec, device="cpu", lr=0.1) == cfg  # defaults spelt out: the same run
 
 
@@ -63,8 +55,8 @@ def test_kept_params_are_the_final_model_exactly():
 def test_the_store_gives_non_finite_numbers_back_exactly(tmp_path):
     """Regular FL's SNR is inf and some attack scores are NaN: the store must return them as such."""
     store = S.RunStore(tmp_path)
-    rec = store.save(ex.utility_run, {"scheme": "regular", "N": 4, "alpha": 1.0, "K": 2, "rounds": 1},
-                     {"snr": [math.inf, -math.inf, math.nan, 1.0]}, 0.1)
+    store.save(ex.utility_run, {"scheme": "regular", "N": 4, "alpha": 1.0, "K": 2, "rounds": 1},
+               {"snr": [math.inf, -math.inf, math.nan, 1.0]}, 0.1)
     back = store.load(ex.utility_run, {"scheme": "regular", "N": 4, "alpha": 1.0, "K": 2, "rounds": 1}).result
     assert back["snr"][0] == math.inf and math.isnan(back["snr"][2]) and back["snr"][3] == 1.0
     with pytest.raises(TypeError, match=r"unknown setting\(s\) \['bogus'\]"):

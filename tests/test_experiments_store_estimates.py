@@ -9,6 +9,7 @@ from fldp import store as S
 from fldp.papers.adaptive_noise import experiments as an, theory as an_theory
 from fldp.papers.li2021 import estimate as li_estimate, experiments as li
 from fldp.papers.zhou import estimate as zhou_estimate, experiments as zhou
+from store_checks import assert_read_back
 
 CASES = [
     pytest.param(zhou.constants_run, dict(subsample=200, max_test=100, T_traj=2, local_steps=2, stat_points=2,
@@ -23,24 +24,9 @@ CASES = [
 ]
 
 
-def _same(a, b) -> bool:
-    return S.canonical(a) == S.canonical(b)
-
-
 @pytest.mark.parametrize("fn, config, inner", CASES)
 def test_run_twice_through_the_store_reads_it_back(tmp_path, monkeypatch, fn, config, inner, output_dir):
-    st = S.RunStore(tmp_path / "runs")
-    first = st.run(fn, config)
-    assert _same(first, S.normalise(fn(**config)))
-
-    def computed(*a, **k):
-        raise AssertionError("the second run computed: it should have been read back from the store")
-
-    monkeypatch.setattr(*inner, computed)
-    with pytest.raises(AssertionError, match="should have been read back"):
-        st.run(fn, config, fresh=True)  # the guard bites when the run does compute
-    again = st.run(fn, config)
-    assert _same(again, first) and len(list(st.records())) == 1
+    assert_read_back(S.RunStore(tmp_path / "runs"), fn, config, monkeypatch, inner)
 
 
 def test_li_constants_come_back_as_constants(tmp_path, output_dir):

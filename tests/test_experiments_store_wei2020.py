@@ -6,10 +6,7 @@ import pytest
 from fldp import baseline
 from fldp import store as S
 from fldp.papers.wei2020 import experiments as ex
-
-
-def _raise(*_, **__):
-    raise AssertionError("a stored run was computed again")
+from store_checks import assert_read_back
 
 
 CASES = [  # (run function, tiny configuration, (module, attribute) of the expensive call)
@@ -27,13 +24,7 @@ CASES = [  # (run function, tiny configuration, (module, attribute) of the expen
 
 @pytest.mark.parametrize("fn, cfg, inner", CASES, ids=lambda v: v.__name__ if callable(v) else None)
 def test_second_run_is_read_back_from_the_store(tmp_path, monkeypatch, fn, cfg, inner):
-    store = S.RunStore(tmp_path)
-    first = store.run(fn, cfg, fresh=False)
-    assert store.load(fn, cfg) is not None
-    monkeypatch.setattr(*inner, _raise)
-    with pytest.raises(AssertionError):  # the patch is the function the run calls
-        fn(**cfg)
-    assert store.run(fn, cfg, fresh=False) == first
+    assert_read_back(S.RunStore(tmp_path), fn, cfg, monkeypatch, inner, timing=("wall_time_s",))
 
 
 def test_lemma1_pairs_gives_one_distance_list_per_C_and_the_aggregate():

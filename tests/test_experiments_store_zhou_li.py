@@ -8,6 +8,7 @@ import pytest
 from fldp import store as S
 from fldp.papers.li2021 import experiments as li
 from fldp.papers.zhou import experiments as zhou
+from store_checks import assert_read_back
 
 ZHOU_FIXED = dict(N=10, subsample=200, max_test=100, data_seed=0, lr=0.05, lr_decay=0.01)
 LI_FIXED = dict(N=10, rounds=3, subsample=400, max_test=200, data_seed=0, eval_every=1)
@@ -21,10 +22,6 @@ def li_config(eps=0.5, seed=1, **changes):
     return dict(li.setting(eps, 2, 2, 5, **{**LI_FIXED, **changes}), seed=seed)
 
 
-def _same(a, b) -> bool:
-    return S.canonical(a) == S.canonical(b)  # NaN (a run without DP spends NaN) equals itself here
-
-
 CASES = [
     pytest.param(zhou.fedsgd_dpc_run, zhou_config("laplace"), (zhou, "federated_data"), id="zhou-laplace"),
     pytest.param(zhou.fedsgd_dpc_run, zhou_config("gaussian"), (zhou, "federated_data"), id="zhou-gaussian"),
@@ -36,21 +33,7 @@ CASES = [
 
 @pytest.mark.parametrize("fn, config, loader", CASES)
 def test_run_twice_through_the_store_reads_it_back(tmp_path, monkeypatch, fn, config, loader, output_dir):
-    st = S.RunStore(tmp_path / "runs")
-    first = st.run(fn, config)
-    assert st.load(fn, config) is not None and len(list(st.records())) == 1
-    direct = fn(**config)
-    assert _same(first, direct) and _same(first, S.normalise(direct))
-
-    def no_data(*a, **k):
-        raise AssertionError("the second run trained: it should have been read back from the store")
-
-    monkeypatch.setattr(*loader, no_data)
-    with pytest.raises(AssertionError, match="should have been read back"):
-        st.run(fn, config, fresh=True)  # the guard bites when the run does train
-    again = st.run(fn, config)
-    assert _same(again, first)
-    assert len(list(st.records())) == 1
+    first = assert_read_back(S.RunStore(tmp_path / "runs"), fn, config, monkeypatch, loader)
     assert set(first) >= {"rounds", "acc", "eps_run"} and len(first["rounds"]) == len(first["acc"])
 
 

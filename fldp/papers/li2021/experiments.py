@@ -18,8 +18,8 @@ from typing import Any, Dict, Hashable, Mapping, Optional, Sequence
 import numpy as np
 
 from ... import data, models, results, sweep
+from ... import store as S
 from ...store import RunStore
-from ..zhou.experiments import explicit
 from . import algorithm as alg
 
 
@@ -69,7 +69,7 @@ def secure_fedavg_run(*, eps: Optional[float], Q: int, b: int, K: int, rounds: i
 def setting(eps: Optional[float], Q: int, b: int, K: int, **fixed) -> dict:
     """The configuration of :func:`secure_fedavg_run` for one setting (all arguments but the
     seed); ``fixed``: its other arguments."""
-    return explicit(secure_fedavg_run, {**fixed, "eps": eps, "Q": Q, "b": b, "K": K})
+    return S.full_config(secure_fedavg_run, {**fixed, "eps": eps, "Q": Q, "b": b, "K": K}, omit=("seed",))
 
 
 def over_seeds(store: Optional[RunStore], seeds: Sequence[int],

@@ -66,12 +66,6 @@ def fedsgd_dpc_run(*, mechanism: str, eps: Optional[float], b: int, T: int, N: i
             "eps_run": None if cal is None else cal.eps_run, "calibration": None if cal is None else cal.as_dict()}
 
 
-def explicit(fn, config: Mapping[str, Any]) -> dict:
-    """``config`` with every other keyword argument of ``fn`` at its default, the seed left out
-    (:func:`fldp.store.full_config`), so the settings a notebook summarises are all written out."""
-    return S.full_config(fn, config, omit=("seed",))
-
-
 def setting(mechanism: str, eps: Optional[float], b: int, T: int, *, xi1: float, xi2: float, q: float,
             curve: bool = False, **fixed) -> dict:
     """The configuration of :func:`fedsgd_dpc_run` for one setting (all arguments but the seed):
@@ -80,8 +74,8 @@ def setting(mechanism: str, eps: Optional[float], b: int, T: int, *, xi1: float,
     else at the end only; ``fixed``: the other arguments of :func:`fedsgd_dpc_run`."""
     extra = dict(xi=xi1, q=None) if mechanism == "laplace" else dict(xi=xi2, q=q)
     eval_every = max(1, T // 50) if curve else T
-    return explicit(fedsgd_dpc_run, {**fixed, "mechanism": mechanism, "eps": eps, "b": b, "T": T,
-                                     "eval_every": eval_every, **extra})
+    return S.full_config(fedsgd_dpc_run, {**fixed, "mechanism": mechanism, "eps": eps, "b": b, "T": T,
+                                          "eval_every": eval_every, **extra}, omit=("seed",))
 
 
 def over_seeds(store: Optional[RunStore], seeds: Sequence[int],

@@ -13,7 +13,7 @@ The naive baseline is the per-client loop a tutorial writes: one ``torch.nn`` mo
 copied in, a Python loop over the client's mini-batches (``zero_grad``, forward, loss,
 ``backward``, ``clip_grad_norm_`` for per-step clipping, ``step``), the trained weights
 flattened, clipped and noised, then averaged.  It uses the same data tensors, the same batch
-indices (``engine.batch_schedule`` with the engine's generator, drawn inside the timed
+indices (``engine.batch_schedule`` with the engine's per-client generators, drawn inside the timed
 region, as the engine does) and the same noise draws (one generator per uploading client,
 ``engine.generator(seed, "uplink", t, client)``, as the engine's uplink hook), and it is
 checked to produce the same global model (max abs difference < 1e-4) before anything is
@@ -274,7 +274,7 @@ def naive_round(rg: Regime, w: torch.Tensor, t: int, backend: str = "loop") -> t
     cfg, data = rg.cfg, rg.data
     selected = engine.select_clients(cfg, data.num_clients, t)
     counts = data.counts[selected]
-    schedule = list(engine.batch_schedule(counts, cfg, engine.generator(cfg.seed, "batch", t)))
+    schedule = list(engine.batch_schedule(counts, cfg, engine.batch_generators(cfg, selected, t)))
     steps = len(schedule)
     idx = torch.stack([i for i, _ in schedule], dim=1)    # [K, S, B]
     valid = torch.stack([m != 0 for _, m in schedule], dim=1)
@@ -355,7 +355,7 @@ def clipped_share(rg: Regime, w: torch.Tensor) -> float:
     """Share of round 1's samples whose gradient norm exceeds the per-sample bound."""
     cfg, data = rg.cfg, rg.data
     sel = engine.select_clients(cfg, data.num_clients, 1)
-    idx, _ = next(engine.batch_schedule(data.counts[sel], cfg, engine.generator(cfg.seed, "batch", 1)))
+    idx, _ = next(engine.batch_schedule(data.counts[sel], cfg, engine.batch_generators(cfg, sel, 1)))
     x, y = data.gather(sel, idx)
     r = models._softmax_residual(rg.model.forward(w.expand(len(sel), -1), x), y)
     norms = torch.linalg.vector_norm(x, dim=-1) * torch.linalg.vector_norm(r, dim=-1)

@@ -5,4 +5,4 @@ they share.  ``fldp reproduce`` (or ``make reproduce``) re-runs every notebook h
 Nothing heavy is imported here, so ``import fldp`` stays cheap.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

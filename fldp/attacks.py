@@ -47,20 +47,18 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from . import engine, validate
+from . import engine, seeding, validate
 from .data import FederatedData
 from .models import Model
 
 LOG_FLOOR = math.log(1e-12)  # attack features: log-probabilities clamped here (about -27.6)
-_PURPOSES = {"split": 1, "balance": 2, "attack": 3}
+_PURPOSES = {"split": "attack_split", "balance": "attack_balance", "attack": "attack_fit"}
 
 
 def _generator(seed: int, purpose: str) -> torch.Generator:
-    """The generator of one random choice of the attacks, derived from ``seed`` (independent
-    of the engine's streams, which use other keys)."""
-    key = [int(seed), 0xA77AC, _PURPOSES[purpose]]
-    state = np.random.SeedSequence(key).generate_state(1, np.uint64)[0]
-    return torch.Generator().manual_seed(int(state & 0x7FFF_FFFF_FFFF_FFFF))
+    """The generator of one random choice of the attacks (:mod:`fldp.seeding`; independent
+    of the engine's streams)."""
+    return seeding.torch_generator(seed, _PURPOSES[purpose])
 
 
 def _rows(name: str, x: torch.Tensor, y: torch.Tensor) -> None:

@@ -46,7 +46,7 @@ import numpy as np
 import torch
 from scipy import stats
 
-from . import engine, mechanisms, validate
+from . import engine, mechanisms, seeding, validate
 from .data import FederatedData
 from .models import Model
 
@@ -154,7 +154,7 @@ def audit_scores(scores_out, scores_in, *, delta: float, alpha: float = 0.05, se
     if min(len(s_out), len(s_in)) < 4:
         raise ValueError(f"scores: need at least 4 trials per side, got {len(s_out)} and {len(s_in)}")
     delta, alpha = validate.probability("delta", delta), validate.open_unit("alpha", alpha)
-    rng = np.random.default_rng(seed)
+    rng = seeding.numpy_rng(int(seed), "audit_split")
     s_out, s_in = rng.permutation(s_out), rng.permutation(s_in)
     h_out, h_in = len(s_out) // 2, len(s_in) // 2
     t, _ = _best_threshold(s_out[:h_out], s_in[:h_in], delta=delta, alpha=alpha)
@@ -172,7 +172,7 @@ def simulate(*, noise: str, scale: float, sensitivity: float, rounds: int, trial
     scale, s = validate.positive("scale", scale), validate.positive("sensitivity", sensitivity)
     rounds, trials = validate.integer("rounds", rounds, 1), validate.integer("trials", trials, 4)
     q = validate.probability("sampling_prob", sampling_prob)
-    g = torch.Generator().manual_seed(int(seed))
+    g = seeding.torch_generator(int(seed), "audit_releases")
     sample = mechanisms.gaussian_noise if noise == "gaussian" else mechanisms.laplace_noise
     x_out = sample((trials, rounds), scale, g, dtype=torch.float64)
     present = (torch.rand(trials, rounds, generator=g, dtype=torch.float64) < q).double()

@@ -19,7 +19,7 @@ from typing import List, Optional
 import numpy as np
 import torch
 
-from . import audit, engine, models
+from . import audit, engine, models, seeding
 from .papers.adaptive_noise import algorithm as an
 from .papers.li2021 import algorithm as li
 from .papers.li2021 import theory as li_th
@@ -109,7 +109,7 @@ def audit_release(r: Release, *, trials: int, alpha: float = 0.05, seed: int = 0
 
 def _toy_client(seed: int):
     """A small client (8 rows, 5 features) and its neighbour with one outlier row (the canary)."""
-    g = torch.Generator().manual_seed(seed)
+    g = seeding.torch_generator(seed, "audit_client")
     x = torch.randn(8, 5, generator=g)
     y = (x[:, 0] > 0).long()
     return (x, y), (torch.cat([x, 30 * torch.ones(1, 5)]), torch.cat([y, torch.tensor([0])]))

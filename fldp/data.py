@@ -46,7 +46,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from . import validate
+from . import seeding, validate
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -305,7 +305,7 @@ def partition(labels: torch.Tensor, num_clients: int, scheme: str = "iid", *, se
     validate.choice("partition", scheme, PARTITIONS)
     n = len(labels)
     num_clients = validate.integer("num_clients", num_clients, 1, n)
-    rng = np.random.default_rng(np.random.SeedSequence([seed, 0x5EED]))
+    rng = seeding.numpy_rng(seed, "partition")
     y = labels.cpu().numpy()
     if scheme == "iid":
         m = n // num_clients
@@ -538,7 +538,7 @@ def _subsample(ds: Dataset, writers: torch.Tensor | None, subsample: int | None,
     if subsample is None:
         return ds, writers
     validate.integer("subsample", subsample, num_clients, len(ds.y_train))
-    g = torch.Generator().manual_seed(seed + 7919)
+    g = seeding.torch_generator(seed, "subsample")
     keep = torch.randperm(len(ds.y_train), generator=g)[:subsample]
     out = Dataset(ds.name, ds.x_train[keep], ds.y_train[keep], ds.x_test, ds.y_test, ds.pixel_stats)
     return out, None if writers is None else writers[keep]
@@ -776,7 +776,7 @@ def group_writers(writers: torch.Tensor, num_clients: int, grouping: str = "bala
     w = writers.cpu().numpy()
     ids, counts = np.unique(w, return_counts=True)
     num_clients = validate.integer("num_clients", num_clients, 1, len(ids))
-    rng = np.random.default_rng(np.random.SeedSequence([seed, 0xFE3]))
+    rng = seeding.numpy_rng(seed, "writers")
     order = rng.permutation(len(ids))
     owner = np.empty(len(ids), dtype=np.int64)
     if grouping == "round_robin":

@@ -30,9 +30,11 @@ hooks only: the algorithm (clipping aside, which is part of its configuration) i
 
 Randomness: no global RNG.  Each stream ("init", "select", "batch", "uplink", "downlink",
 "dropout") of each round has its own generator derived from ``(seed, stream, round)`` by
-:func:`generator`, and the noise streams one generator **per client** as well, so changing
-the noise does not change the data order or the selection, and a dropout does not shift
-the other clients' noise.  Generators live on ``config.device`` (noise is drawn there);
+:func:`generator` (:mod:`fldp.seeding`), and the batch and noise streams one generator **per
+client** as well: a client's batches and noise depend on the seed, the round and its id only,
+so changing the noise, K or the selection does not change any client's data order (common
+random numbers: runs that share a seed are paired), and a dropout does not shift the other
+clients' noise.  Generators live on ``config.device`` (noise is drawn there);
 the batch schedule and the selection are drawn on the CPU, so they are the same on every
 device.
 """
@@ -46,11 +48,11 @@ from typing import Callable, Optional, Union
 import numpy as np
 import torch
 
-from . import mechanisms, validate
+from . import mechanisms, seeding, validate
 from .data import FederatedData
 from .models import Model, sample_weights
 
-STREAMS = {"init": 1, "select": 2, "batch": 3, "uplink": 4, "downlink": 5, "dropout": 6}
+STREAMS = ("init", "select", "batch", "uplink", "downlink", "dropout")
 CLIP_MODES = (None, "params", "update", "batch_grad", "sample_grad")
 UPLOADS = ("params", "update", "gradient")
 SAMPLINGS = ("shuffle", "fixed", "fraction", "poisson", "full")
@@ -62,12 +64,17 @@ Schedule = Union[float, Callable[[int], float]]
 
 def generator(seed: int, stream: str, round_: int = 0, client: Optional[int] = None,
               device: Union[str, torch.device] = "cpu") -> torch.Generator:
-    """The generator of one random ``stream`` in one round (and for one ``client``),
-    derived from ``seed`` with numpy's SeedSequence; on ``device``."""
+    """The generator of one random ``stream`` in one round (and for one ``client``), on
+    ``device``: :func:`fldp.seeding.torch_generator` at ``(seed, stream, round, client)``."""
     validate.choice("stream", stream, STREAMS)
-    key = [int(seed), STREAMS[stream], int(round_)] + ([] if client is None else [int(client) + 1])
-    state = np.random.SeedSequence(key).generate_state(1, np.uint64)[0]
-    return torch.Generator(device=device).manual_seed(int(state & 0x7FFF_FFFF_FFFF_FFFF))
+    path = (int(round_),) if client is None else (int(round_), int(client))
+    return seeding.torch_generator(seed, stream, *path, device=device)
+
+
+def batch_generators(config: "FLConfig", clients: torch.Tensor, t: int) -> list:
+    """One batch generator per client of ``clients`` in round ``t``: a client's batches
+    depend on its seed, round and id only, never on who else was selected."""
+    return [generator(config.seed, "batch", t, int(c)) for c in clients]
 
 
 @dataclass(frozen=True)
@@ -290,39 +297,51 @@ def select_clients(config: FLConfig, num_clients: int, t: int) -> torch.Tensor:
     return torch.randperm(num_clients, generator=g)[:k].sort().values
 
 
-def batch_schedule(counts: torch.Tensor, config: FLConfig, g: torch.Generator):
+def batch_schedule(counts: torch.Tensor, config: FLConfig, generators):
     """Yield ``(index[K, B], weights[K, B])`` for each local step of the clients with
     ``counts``: the positions of each client's batch within its own data, and the weight of
     each sample in the step's gradient (1/batch size on valid samples, 0 on padding;
-    1/(q d_i) under Poisson sampling).  Drawn on the CPU.  See :class:`FLConfig`."""
+    1/(q d_i) under Poisson sampling).  Drawn on the CPU, client i's from ``generators[i]``
+    (:func:`batch_generators`) and its own count only, so a client's batches (as sets of rows)
+    do not depend on the other clients.  See :class:`FLConfig`."""
     k, n_max = len(counts), int(counts.max())
+    if len(generators) != k:
+        raise ValueError(f"generators must hold one generator per client: got {len(generators)} for {k} clients")
     pos = torch.arange(n_max).expand(k, n_max)
     valid = pos < counts[:, None]
     s, b = config.sampling_scheme, config.batch_size
     mean = lambda mask: sample_weights(mask, None, *mask.shape, torch.float32)
+    draws = config.local_epochs if s == "shuffle" else config.local_steps
+
+    def uniforms():  # [draws, K, n_max]: client i's own draws, padding = 2 (sorts last, never chosen)
+        u = torch.full((draws, k, n_max), 2.0)
+        for i, (g, n) in enumerate(zip(generators, counts.tolist())):
+            u[:, i, :n] = torch.rand(draws, n, generator=g)
+        return u
+
     if s == "full" or (s == "fixed" and b >= n_max):
         for _ in range(config.local_steps or config.local_epochs):
             yield pos, mean(valid)
     elif s == "shuffle":
-        for _ in range(config.local_epochs):
-            perm = torch.rand(k, n_max, generator=g).masked_fill_(~valid, 2.0).argsort(dim=1)
+        for r in uniforms():
+            perm = r.argsort(dim=1)
             for a in range(0, n_max, b):
                 idx = perm[:, a:a + b]
                 yield idx, mean(pos[:, a:a + idx.shape[1]] < counts[:, None])
     elif s == "fixed":
-        for _ in range(config.local_steps):
-            vals, idx = torch.rand(k, n_max, generator=g).masked_fill_(~valid, 2.0).topk(b, dim=1, largest=False)
+        for r in uniforms():
+            vals, idx = r.topk(b, dim=1, largest=False)
             yield idx, mean(vals < 1.5)
     elif s == "fraction":
         size = torch.clamp((config.sample_rate * counts.to(torch.float64)).round().to(torch.int64), min=1)
         width = int(size.max())
-        for _ in range(config.local_steps):
-            _, idx = torch.rand(k, n_max, generator=g).masked_fill_(~valid, 2.0).topk(width, dim=1, largest=False)
+        for r in uniforms():
+            _, idx = r.topk(width, dim=1, largest=False)
             yield idx, mean(torch.arange(width)[None, :] < size[:, None])
     else:  # poisson
         expected = config.sample_rate * counts.to(torch.float32)
-        for _ in range(config.local_steps):
-            chosen = (torch.rand(k, n_max, generator=g) < config.sample_rate) & valid
+        for r in uniforms():
+            chosen = r < config.sample_rate  # padding (2.0) is never chosen
             n = chosen.sum(dim=1)
             width = max(1, int(n.max()))
             idx = (~chosen).to(torch.int8).argsort(dim=1, stable=True)[:, :width]
@@ -393,7 +412,7 @@ def local_train(model: Model, start: torch.Tensor, data: FederatedData, clients:
     dev = data.device
     anchor = (start.expand(k, -1) if start.dim() == 1 else start).to(dev)
     counts = data.counts[clients]
-    schedule = list(batch_schedule(counts, config, generator(config.seed, "batch", t)))
+    schedule = list(batch_schedule(counts, config, batch_generators(config, clients, t)))
     lrs = [config.learning_rate(step + s) for s in range(len(schedule))]
     chunk = config.client_chunk or client_chunk(model)
     order = torch.argsort(counts, descending=True, stable=True)

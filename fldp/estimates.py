@@ -32,7 +32,7 @@ from typing import Optional, Sequence
 import numpy as np
 import torch
 
-from . import engine, validate
+from . import engine, seeding, validate
 from .data import FederatedData
 from .models import Model
 
@@ -172,7 +172,7 @@ def hessian_top_eigenvalue(model: Model, params: torch.Tensor, x: torch.Tensor, 
     """
     iters = validate.integer("iters", iters, 1)
     validate.positive("tol", tol)
-    g0 = torch.Generator().manual_seed(int(seed))
+    g0 = seeding.torch_generator(int(seed), "hessian_start")
     p = params.detach().reshape(1, -1).clone().requires_grad_(True)
     with torch.enable_grad():
         (g,) = torch.autograd.grad(_loss_fn(model, x, y)(p), p, create_graph=True)
@@ -229,7 +229,7 @@ def estimate_constants(model: Model, trajectory: Sequence[torch.Tensor], data: F
         rho_points = sorted(set(np.linspace(0, n_pts - 1, min(4, n_pts)).round().astype(int).tolist()))
     x, y = data.x_train, data.y_train
     if hessian_sample is not None and hessian_sample < len(y):
-        g = torch.Generator().manual_seed(int(seed) + 104729)
+        g = seeding.torch_generator(int(seed), "hessian_rows")
         keep = torch.randperm(len(y), generator=g)[: validate.integer("hessian_sample", hessian_sample, 1)]
         x, y = x[keep], y[keep]
     rho, lams = smoothness(model, [trajectory[i] for i in rho_points], x, y,

@@ -375,25 +375,13 @@ def _load_saved(path: Path) -> _Saved:
     return _Saved(path, figures, list(payload.get("claims", [])))
 
 
-def _verdict(claim: Mapping[str, Any]) -> str:
-    passed = claim.get("passed")
-    return "PASS" if passed is True else "FAIL" if passed is False else "?"
-
-
-def _compact(value: Any, limit: int = 160) -> str:
-    if value is None:
-        return ""
-    text = value if isinstance(value, str) else json.dumps(value, separators=(", ", ": "))
-    return _one_line(text, limit)
-
-
 def _link(path: Path, base: Path) -> str:
     return Path(os.path.relpath(path, base)).as_posix()
 
 
-def _claim_counts(saved: Sequence[_Saved]) -> tuple[int, int]:
-    verdicts = [_verdict(c) for s in saved for c in s.claims]
-    return verdicts.count("PASS"), len(verdicts)
+def _claim_counts(saved: Sequence[_Saved]) -> str:
+    from fldp.report import tally_text
+    return tally_text([c for s in saved for c in s.claims])
 
 
 def _versions() -> str:
@@ -423,11 +411,10 @@ def render_markdown(report: Report, saved: Mapping[str, list[_Saved]]) -> str:
     base, cell = report.build_dir, (lambda s: str(s).replace("|", "\\|"))
     lines = ["# Reproduction report", ""]
     lines += [f"- **{k}:** {v}" for k, v in _header(report)]
-    lines += ["", "| Notebook | Status | Time | Claims holding |", "|---|---|---|---|"]
+    lines += ["", "| Notebook | Status | Time | Claims |", "|---|---|---|---|"]
     for nb in report.notebooks:
-        passed, total = _claim_counts(saved[nb.rel])
         lines.append(f"| {cell(nb.rel)} | {'ok' if nb.ok else '**FAILED**'} | "
-                     f"{nb.seconds:.1f} s | {passed}/{total} |")
+                     f"{nb.seconds:.1f} s | {_claim_counts(saved[nb.rel])} |")
     for nb in report.notebooks:
         lines += ["", f"## {nb.rel}", "",
                   f"- Status: {'ok' if nb.ok else '**FAILED** at ' + nb.error.describe()}",
@@ -436,20 +423,13 @@ def render_markdown(report: Report, saved: Mapping[str, list[_Saved]]) -> str:
         lines += [f"- Problem: {p}" for p in _problems(nb, saved[nb.rel])]
         claims = [c for s in saved[nb.rel] for c in s.claims]
         if claims:
-            lines += ["", "| Check | Claim | Statement | Measured | Expected | Note |",
-                      "|---|---|---|---|---|---|"]
-            lines += ["| " + " | ".join(cell(x) for x in _claim_row(c)) + " |" for c in claims]
+            from fldp.report import claims_table
+            lines += ["", *claims_table(claims)]
         figures = [f for s in saved[nb.rel] for f in s.figures]
         if figures:
             lines += ["", "Figures:", ""]
             lines += [f"- [{_link(f, base)}](<{_link(f, base)}>)" for f in figures]
     return "\n".join(lines) + "\n"
-
-
-def _claim_row(claim: Mapping[str, Any]) -> list[str]:
-    return [_verdict(claim), _one_line(claim.get("id", "")), _one_line(claim.get("statement", "")),
-            _compact(claim.get("measured")), _compact(claim.get("expected")),
-            _one_line(claim.get("note", "") or "")]
 
 
 def _problems(nb: NotebookResult, saved: Sequence[_Saved]) -> list[str]:
@@ -462,8 +442,8 @@ def _problems(nb: NotebookResult, saved: Sequence[_Saved]) -> list[str]:
 
 _CSS = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.25em .5em;
-vertical-align:top;text-align:left}.PASS,.ok{color:#176317;font-weight:bold}
-.FAIL,.FAILED{color:#b00020;font-weight:bold}img{max-width:100%;border:1px solid #eee}"""
+vertical-align:top;text-align:left}.holds,.ok{color:#176317;font-weight:bold}
+.fails,.FAILED{color:#b00020;font-weight:bold}.inconclusive{color:#8a5a00}img{max-width:100%;border:1px solid #eee}"""
 
 
 def render_html(report: Report, saved: Mapping[str, list[_Saved]]) -> str:
@@ -473,13 +453,12 @@ def render_html(report: Report, saved: Mapping[str, list[_Saved]]) -> str:
            f"report</title><style>{_CSS}</style></head><body><h1>Reproduction report</h1><ul>"]
     out += [f"<li><b>{esc(k)}:</b> {esc(v)}</li>" for k, v in _header(report)]
     out.append("</ul><table><tr><th>Notebook</th><th>Status</th><th>Time</th>"
-               "<th>Claims holding</th></tr>")
+               "<th>Claims</th></tr>")
     for nb in report.notebooks:
         status = "ok" if nb.ok else "FAILED"
-        passed, total = _claim_counts(saved[nb.rel])
         out.append(f"<tr><td><a href='#{esc(nb.rel)}'>{esc(nb.rel)}</a></td>"
                    f"<td class='{status}'>{status}</td><td>{nb.seconds:.1f} s</td>"
-                   f"<td>{passed}/{total}</td></tr>")
+                   f"<td>{esc(_claim_counts(saved[nb.rel]))}</td></tr>")
     out.append("</table>")
     for nb in report.notebooks:
         status = "ok" if nb.ok else f"FAILED at {nb.error.describe()}"
@@ -492,11 +471,11 @@ def render_html(report: Report, saved: Mapping[str, list[_Saved]]) -> str:
         out.append("</ul>")
         claims = [c for s in saved[nb.rel] for c in s.claims]
         if claims:
-            out.append("<table><tr><th>Check</th><th>Claim</th><th>Statement</th>"
-                       "<th>Measured</th><th>Expected</th><th>Note</th></tr>")
+            from fldp.report import CLAIM_COLUMNS, claim_cells
+            out.append("<table><tr>" + "".join(f"<th>{c}</th>" for c in CLAIM_COLUMNS) + "</tr>")
             for claim in claims:
-                row = _claim_row(claim)
-                out.append(f"<tr><td class='{row[0]}'>{row[0]}</td>"
+                row = claim_cells(claim)
+                out.append(f"<tr><td class='{row[0].split(':')[0]}'>{esc(row[0])}</td>"
                            + "".join(f"<td>{esc(x)}</td>" for x in row[1:]) + "</tr>")
             out.append("</table>")
         out += [_figure_html(f, base) for s in saved[nb.rel] for f in s.figures]

@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence, TextIO
 
-from fldp.pipeline import _one_line, _verdict
 from fldp.results import PROJECT_ROOT, atomic_write_bytes
 
 DEFAULT_RESULTS_DIR = PROJECT_ROOT / "results"
@@ -45,6 +44,73 @@ SIGNIFICANT_DIGITS = 4
 SKIPPED_DIRS = ("runs",)  # results/runs/: the sweep store, not committed
 _CELL_LIMIT = 160
 _PARAMS_LIMIT = 600
+SETTING_NAMES = {"paper": "the paper's setting", "reduced": "reduced", "reading": "a reading"}
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def migrated(claim: Mapping[str, Any]) -> bool:
+    """Whether a saved claim has the register's form (kind, setting, verdict, falsifier);
+    claims saved before it (``passed`` only) are listed as not yet migrated, never judged."""
+    return all(isinstance(claim.get(k), str) and claim.get(k) for k in ("kind", "setting", "verdict", "falsifier"))
+
+
+def verdict_label(claim: Mapping[str, Any]) -> str:
+    """``holds``, ``fails``, ``inconclusive: <reason>``, or ``not migrated``."""
+    if not migrated(claim):
+        return "not migrated"
+    v = claim["verdict"]
+    return f"{v}: {claim.get('reason')}" if v == "inconclusive" else v
+
+
+def tally(claims: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """``{"holds", "fails", "inconclusive", "not migrated"}`` counts of ``claims``."""
+    out = {"holds": 0, "fails": 0, "inconclusive": 0, "not migrated": 0}
+    for c in claims:
+        out[c["verdict"] if migrated(c) else "not migrated"] += 1
+    return out
+
+
+def tally_text(claims: Sequence[Mapping[str, Any]]) -> str:
+    """``3 hold · 1 fails · 2 inconclusive`` (zero counts left out; ``none`` when empty)."""
+    t = tally(claims)
+    words = {"holds": ("holds", "hold"), "fails": ("fails", "fail"), "inconclusive": ("inconclusive",) * 2,
+             "not migrated": ("not migrated",) * 2}
+    parts = [f"{n} {words[k][n != 1]}" for k, n in t.items() if n]
+    return " · ".join(parts) if parts else "none"
+
+
+#: The columns of a claims table, shared by REPORT.md, ``build/report.md`` and its HTML page.
+CLAIM_COLUMNS = ("Verdict", "Claim", "Kind", "Setting", "Statement", "Measured", "Expected", "Falsifier",
+                 "Why / note")
+
+
+def claim_cells(claim: Mapping[str, Any]) -> list[str]:
+    """One row of a claims table (plain text; :func:`cell` or HTML escaping is the caller's)."""
+    if not migrated(claim):
+        return ["not migrated", _one_line(claim.get("id", "") or ""), "", "",
+                _one_line(claim.get("statement", "") or ""), "", "", "", ""]
+    kind = claim["kind"] + (f": {claim['source']}" if claim.get("source") else "")
+    setting = SETTING_NAMES.get(claim["setting"], claim["setting"]) + (
+        f": {claim['setting_note']}" if claim.get("setting_note") else "")
+    why = "; ".join(_one_line(x) for x in (claim.get("why"), claim.get("note")) if x)
+    return [verdict_label(claim), _one_line(claim.get("id", "") or ""), _one_line(kind),
+            _one_line(setting), _one_line(claim.get("statement", "") or ""), compact(claim.get("measured")),
+            compact(claim.get("expected")), _one_line(claim.get("falsifier", "") or ""), why]
+
+
+def claims_table(claims: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The Markdown claims table (a ``fails`` in bold); old-form claims show no verdict."""
+    lines = ["| " + " | ".join(CLAIM_COLUMNS) + " |", "|" + "---|" * len(CLAIM_COLUMNS)]
+    for c in claims:
+        row = claim_cells(c)
+        if row[0] == "fails":
+            row[0] = "**fails**"
+        lines.append("| " + " | ".join(cell(x) for x in row) + " |")
+    return lines
 
 
 @dataclass
@@ -224,11 +290,6 @@ def _slugs(headings: Sequence[str]) -> list[str]:
     return out
 
 
-def _counts(claims: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
-    verdicts = [_verdict(c) for c in claims]
-    return verdicts.count("PASS"), len(verdicts)
-
-
 def _find_notebook(notebooks_dir: Path, paper: str, notebook: str) -> Path | None:
     preferred = notebooks_dir / paper / f"{notebook}.ipynb"
     if preferred.is_file():
@@ -249,16 +310,42 @@ TITLE = "Claims register"
 def _intro(results_label: str) -> list[str]:
     return [
         f"# {TITLE}", "",
-        "Every claim of the papers that the notebooks of this project check, with its verdict, "
-        "the measured and expected numbers and the figures, so that the results can be read "
-        "without re-running anything. This file is generated: `fldp report` (`make report`) "
-        f"renders it from the full-mode results in `{results_label}/`, which `make reproduce` "
-        "(`fldp reproduce`) writes; do not edit it by hand (`fldp report --check` and the test "
-        "suite fail when it is out of date). Each verdict is computed by its notebook from the "
-        "measurement and can come out FAIL: a FAIL is a finding (the claim did not hold in "
-        "our run), not an error. Floats in the Measured and Expected columns are rounded to "
+        "Every claim the notebooks of this project check, as a reproduction report: what kind of "
+        "claim it is, at which setting it was tested, the verdict, and the measurement that would "
+        "have made it fail. This file is generated: `fldp report` (`make report`) renders it from "
+        f"the full-mode results in `{results_label}/`, which `make reproduce` (`fldp reproduce`) "
+        "writes; do not edit it by hand (`fldp report --check` and the test suite fail when it is "
+        "out of date). Floats in the Measured and Expected columns are rounded to "
         f"{SIGNIFICANT_DIGITS} significant digits.",
+        "",
+        "How to read a verdict:",
+        "",
+        "- **Kind.** *paper*: the paper states it (the Kind column cites where); *derived*: a "
+        "consequence of the paper's own mathematics that the project checks (e.g. a formula used "
+        "outside its proven range); *diagnostic*: the project's own finding (e.g. what a run really "
+        "spends), never counted as a paper claim. The three are counted apart.",
+        "- **Setting.** *the paper's setting*; *reduced*: smaller than the paper's (the column says "
+        "what was reduced); *a reading*: a setting the paper leaves out (the column names the reading).",
+        "- **Verdict.** *holds*; *fails*: the measurement contradicts the claim with the power to do "
+        "so (a finding, not an error); *inconclusive*, with one reason: "
+        + "; ".join(f"*{k}*: {v}" for k, v in _reasons().items()) + ".",
+        "- **Orderings** are judged on paired-by-seed differences (runs with one seed share data, "
+        "batches and noise streams): they hold when every seed's difference has the claimed sign "
+        "and the 95 % interval of the mean difference excludes 0, fail when that interval lies on "
+        f"the other side; fewer than {_min_seeds()} seeds is *inconclusive: spread* (`fldp.verdicts`).",
+        "- **Falsifier**: the measurement that would have made the check fail. A check that cannot "
+        "fail is not listed as a claim.",
     ]
+
+
+def _reasons() -> dict:
+    from fldp.verdicts import REASONS
+    return REASONS
+
+
+def _min_seeds() -> int:
+    from fldp.verdicts import MIN_SEEDS
+    return MIN_SEEDS
 
 
 @dataclass
@@ -298,6 +385,58 @@ def _inspect(register: Register, base: Path, root: Path) -> _Found:
     return found
 
 
+def _reason_text(claims: Sequence[Mapping[str, Any]]) -> str:
+    """``3 (spread 2, no-power 1)``: the inconclusive count with its reasons."""
+    reasons: dict[str, int] = {}
+    for c in claims:
+        if migrated(c) and c["verdict"] == "inconclusive":
+            reasons[str(c.get("reason"))] = reasons.get(str(c.get("reason")), 0) + 1
+    n = sum(reasons.values())
+    return f"{n} ({', '.join(f'{k} {v}' for k, v in sorted(reasons.items()))})" if n else "0"
+
+
+def _of(claims, kind: str, setting: str | None = None) -> list:
+    return [c for c in claims if migrated(c) and c["kind"] == kind and (setting is None or c["setting"] == setting)]
+
+
+def summary_lines(register: Register, link=lambda paper: None) -> list[str]:
+    """The register's summary: paper claims by setting x verdict per paper, then derived
+    checks and diagnostics apart, and what is not yet migrated.  ``link(paper)`` gives the
+    anchor of a paper's section (or ``None``).  README.md and the book show the same lines."""
+    papers = register.papers()
+    by_paper = {p: [c for e in register.entries_of(p) for c in e.claims] for p in papers}
+
+    def name(p):
+        target = link(p)
+        return f"[{cell(paper_name(p))}]({target})" if target else cell(paper_name(p))
+
+    lines = ["**Paper claims** (the paper states them), by the setting they were tested at:", "",
+             "| Paper | Setting | Holds | Fails | Inconclusive (reasons) |", "|---|---|---|---|---|"]
+    for p in papers:
+        rows = [(s, _of(by_paper[p], "paper", s)) for s in ("paper", "reduced", "reading")]
+        rows = [(s, cs) for s, cs in rows if cs]
+        for i, (s, cs) in enumerate(rows):
+            t = tally(cs)
+            lines.append(f"| {name(p) if i == 0 else ''} | {SETTING_NAMES[s]} | {t['holds']} | {t['fails']} | "
+                         f"{_reason_text(cs)} |")
+        if not rows:
+            lines.append(f"| {name(p)} | none | | | |")
+    for kind, title in (("derived", "**Derived checks** (consequences of a paper's own mathematics):"),
+                        ("diagnostic", "**Diagnostics** (the project's own findings, not paper claims):")):
+        lines += ["", title, "", "| Paper | Holds | Fails | Inconclusive (reasons) |", "|---|---|---|---|"]
+        for p in papers:
+            cs = _of(by_paper[p], kind)
+            if cs:
+                t = tally(cs)
+                lines.append(f"| {name(p)} | {t['holds']} | {t['fails']} | {_reason_text(cs)} |")
+    old = [(p, e) for p in papers for e in register.entries_of(p) if any(not migrated(c) for c in e.claims)]
+    if old:
+        lines += ["", "**Not yet migrated** (results saved before claims had kinds, settings and verdicts; "
+                  "their old verdicts are withheld until the notebook is re-run in full mode):", ""]
+        lines += [f"- {e.paper}/{e.notebook}: {sum(not migrated(c) for c in e.claims)} claims" for _, e in old]
+    return lines
+
+
 def render(results_dir: Path = DEFAULT_RESULTS_DIR, output: Path = DEFAULT_OUTPUT,
            register: Register | None = None) -> str:
     """The register as Markdown, with links relative to ``output``'s folder.
@@ -308,7 +447,6 @@ def render(results_dir: Path = DEFAULT_RESULTS_DIR, output: Path = DEFAULT_OUTPU
     results_dir, output = Path(results_dir), Path(output)
     register = register if register is not None else collect(results_dir)
     base, root = output.parent, results_dir.parent
-    notebooks_dir = root / "notebooks"
     results_label = _rel(results_dir, base)
     lines = _intro(results_label)
 
@@ -316,8 +454,8 @@ def render(results_dir: Path = DEFAULT_RESULTS_DIR, output: Path = DEFAULT_OUTPU
     found = _inspect(register, base, root)
     problems = list(found.problems)
 
-    # Headings in document order, for the links of the summary table (first one wins).
-    headings = [TITLE] + (["Problems"] if problems else [])
+    # Headings in document order, for the links of the summary tables (first one wins).
+    headings = [TITLE, "Summary", "Notebooks"] + (["Problems"] if problems else [])
     for paper in papers:
         headings.append(paper_name(paper))
         headings += [f"{e.paper}/{e.notebook}" for e in register.entries_of(paper)]
@@ -330,18 +468,18 @@ def render(results_dir: Path = DEFAULT_RESULTS_DIR, output: Path = DEFAULT_OUTPU
         lines.append(f"No results yet: `{results_label}/` holds no full-mode results. Run "
                      "`make reproduce` (or `fldp reproduce`) to produce them, then `make report`.")
     else:
-        lines += ["| Paper | Notebooks | Claims holding |", "|---|---|---|"]
-        all_pass = all_total = 0
+        lines += ["## Summary", ""]
+        lines += summary_lines(register, lambda p: f"#{anchor_of[paper_name(p)]}")
+        lines += ["", "## Notebooks", "",
+                  "| Notebook | Paper claims | Derived checks | Diagnostics | Wall time |", "|---|---|---|---|---|"]
         for paper in papers:
-            entries = register.entries_of(paper)
-            passed, total = _counts([c for e in entries for c in e.claims])
-            all_pass, all_total = all_pass + passed, all_total + total
-            nbs = ", ".join(f"[{cell(e.notebook)}](#{anchor_of[f'{e.paper}/{e.notebook}']})"
-                            for e in entries)
-            lines.append(f"| [{cell(paper_name(paper))}](#{anchor_of[paper_name(paper)]}) | "
-                         f"{nbs} | {passed}/{total} |")
-        n = len(register.entries)
-        lines.append(f"| **All** | {n} notebook{'s' if n != 1 else ''} | {all_pass}/{all_total} |")
+            for e in register.entries_of(paper):
+                key = f"{e.paper}/{e.notebook}"
+                cols = [tally_text(_of(e.claims, k)) for k in ("paper", "derived", "diagnostic")]
+                if any(not migrated(c) for c in e.claims):
+                    cols[0] += f" ({sum(not migrated(c) for c in e.claims)} not migrated)"
+                lines.append(f"| [{cell(key)}](#{anchor_of[key]}) | " + " | ".join(cols)
+                             + f" | {duration(e.wall_time_s)} |")
 
     if problems:
         lines += ["", "## Problems", ""]
@@ -349,10 +487,11 @@ def render(results_dir: Path = DEFAULT_RESULTS_DIR, output: Path = DEFAULT_OUTPU
 
     for paper in papers:
         entries = register.entries_of(paper)
-        passed, total = _counts([c for e in entries for c in e.claims])
+        claims = [c for e in entries for c in e.claims]
         lines += ["", f"## {paper_name(paper)}", "",
-                  f"Paper key {_code(paper)}: {passed}/{total} claims hold in "
-                  f"{len(entries)} notebook{'s' if len(entries) != 1 else ''}."]
+                  f"Paper key {_code(paper)}, {len(entries)} notebook{'s' if len(entries) != 1 else ''}: "
+                  f"paper claims {tally_text(_of(claims, 'paper'))}; derived checks "
+                  f"{tally_text(_of(claims, 'derived'))}; diagnostics {tally_text(_of(claims, 'diagnostic'))}."]
         for e in entries:
             lines += ["", f"### {e.paper}/{e.notebook}", ""]
             lines += _entry_lines(e, found.notebooks[id(e)], found.of_entry[id(e)], base, root)
@@ -372,22 +511,15 @@ def _entry_lines(e: Entry, notebook: Path | None, problems: list[str], base: Pat
     lines.append(f"- Wall time: {duration(e.wall_time_s)}")
     params = compact(e.params, digits=None, limit=_PARAMS_LIMIT) if e.params else ""
     lines.append(f"- Parameters: {_code(params) if params else 'none'}")
-    passed, total = _counts(e.claims)
-    lines.append(f"- Claims holding: {passed}/{total}")
+    lines.append(f"- Claims: paper {tally_text(_of(e.claims, 'paper'))}; derived "
+                 f"{tally_text(_of(e.claims, 'derived'))}; diagnostics {tally_text(_of(e.claims, 'diagnostic'))}")
+    old = [c for c in e.claims if not migrated(c)]
+    if old:
+        lines.append(f"- Not yet migrated: {len(old)} claims saved in the old form; their verdicts are "
+                     "withheld until this notebook is re-run in full mode")
     lines += [f"- Problem: {p}" for p in problems]
     lines.append("")
-    if e.claims:
-        lines += ["| Verdict | Claim | Statement | Measured | Expected | Note |",
-                  "|---|---|---|---|---|---|"]
-        for c in e.claims:
-            verdict = _verdict(c)
-            row = ["**FAIL**" if verdict == "FAIL" else verdict,
-                   _one_line(c.get("id", "") or ""), _one_line(c.get("statement", "") or ""),
-                   compact(c.get("measured")), compact(c.get("expected")),
-                   _one_line(c.get("note", "") or "")]
-            lines.append("| " + " | ".join(cell(x) for x in row) + " |")
-    else:
-        lines.append("No claims recorded.")
+    lines += claims_table(e.claims) if e.claims else ["No claims recorded."]
     for f in e.figures:
         path = root / f
         if path.is_file():
@@ -400,11 +532,38 @@ def _entry_lines(e: Entry, notebook: Path | None, problems: list[str], base: Pat
 # --------------------------------------------------------------------------- writing
 
 
+README_BEGIN = "<!-- register summary: written by `fldp report` from results/; do not edit -->"
+README_END = "<!-- end of register summary -->"
+
+
+def readme_with_summary(readme: str, register: Register, report_link: str = "REPORT.md") -> str:
+    """``readme`` with the text between :data:`README_BEGIN` and :data:`README_END` replaced by
+    the register's summary (:func:`summary_lines`, linking into ``report_link``), so README.md
+    shows the same counts as REPORT.md.  Unchanged when the markers are absent."""
+    a, b = readme.find(README_BEGIN), readme.find(README_END)
+    if a < 0 or b < a:
+        return readme
+    anchors = lambda p: f"{report_link}#{_slugs([paper_name(p)])[0]}"  # noqa: E731
+    block = summary_lines(register, anchors) if register.entries else ["No full-mode results yet."]
+    return readme[:a + len(README_BEGIN)] + "\n" + "\n".join(block) + "\n" + readme[b:]
+
+
+def _readme(output: Path) -> Path:
+    return Path(output).parent / "README.md"
+
+
 def write(results_dir: Path = DEFAULT_RESULTS_DIR, output: Path = DEFAULT_OUTPUT,
           register: Register | None = None) -> Path:
     """Render the register and write it to ``output`` atomically."""
+    register = register if register is not None else collect(results_dir)
     text = render(results_dir, output, register)
     atomic_write_bytes(Path(output), text.encode("utf-8"))
+    readme = _readme(output)
+    if readme.is_file():
+        old = readme.read_text(encoding="utf-8")
+        new = readme_with_summary(old, register, Path(output).name)
+        if new != old:
+            atomic_write_bytes(readme, new.encode("utf-8"))
     return Path(output)
 
 
@@ -436,9 +595,17 @@ def run(results_dir: Path = DEFAULT_RESULTS_DIR, output: Path = DEFAULT_OUTPUT, 
             current = output.read_text(encoding="utf-8")
         except OSError:
             current = None
-        if current == text:
+        readme = _readme(output)
+        readme_text = readme.read_text(encoding="utf-8") if readme.is_file() else ""
+        readme_stale = readme_with_summary(readme_text, register, output.name) != readme_text
+        if readme_stale:
+            print(f"fldp report: the register summary in {readme} is out of date: run `fldp report` "
+                  "(or `make report`) and commit it", file=err)
+        if current == text and not readme_stale:
             print(f"{output} is up to date with {results_dir}", file=out)
             return 0
+        if current == text:
+            return 1
         why = "is missing" if current is None else "is out of date"
         print(f"fldp report: {output} {why} with {results_dir}: run `fldp report` "
               "(or `make report`) and commit it", file=err)
@@ -451,8 +618,9 @@ def run(results_dir: Path = DEFAULT_RESULTS_DIR, output: Path = DEFAULT_OUTPUT, 
                 print(f"... ({len(diff) - 40} more diff lines)", file=err)
         return 1
     write(results_dir, output, register)
-    passed, total = _counts([c for e in register.entries for c in e.claims])
+    claims = [c for e in register.entries for c in e.claims]
     n_problems = len(_inspect(register, output.parent, results_dir.parent).problems)
-    print(f"wrote {output}: {len(register.entries)} notebook(s), {passed}/{total} claims "
-          f"hold, {n_problems} problem(s)", file=out)
+    print(f"wrote {output}: {len(register.entries)} notebook(s); paper claims "
+          f"{tally_text(_of(claims, 'paper'))}; derived {tally_text(_of(claims, 'derived'))}; diagnostics "
+          f"{tally_text(_of(claims, 'diagnostic'))}; {n_problems} problem(s)", file=out)
     return 0

@@ -182,8 +182,9 @@ class Recorder:
 
     >>> rec = Recorder("wei2020", "02_global_dp", quick=True, params={"seed": 0})
     >>> rec.add("sigma_D", {"T": [10, 20], "sigma": [0.0, 0.01]})
-    >>> rec.claim("Lemma 1", "measured sensitivity <= 2C/m", passed=True,
-    ...           measured={"max_ratio": 0.93})
+    >>> rec.claim("Lemma 1", "measured sensitivity <= 2C/m", kind="paper", source="Lemma 1, eq. (8)",
+    ...           setting="paper", verdict=verdicts.holds_if(0.93 <= 1), measured={"max_ratio": 0.93},
+    ...           falsifier="a measured sensitivity above 2C/m")
     """
 
     def __init__(self, paper: str, notebook: str, *, quick: bool, params: dict | None = None):
@@ -208,27 +209,66 @@ class Recorder:
         self.data[key] = value
         return value
 
-    def claim(self, claim_id: str, statement: str, *, passed: bool,
-              measured: Any = None, expected: Any = None, note: str = "") -> bool:
-        """Record a paper claim with its measured numbers and a verdict; prints it.
+    def claim(self, claim_id: str, statement: str, *, kind: str = "", setting: str = "", verdict: Any = None,
+              falsifier: str = "", source: str = "", setting_note: str = "", reason: str | None = None,
+              measured: Any = None, expected: Any = None, note: str = "", **old: Any) -> str:
+        """Record one claim of the register with its tags and verdict; prints it; returns the
+        verdict's label (``holds``, ``fails`` or ``inconclusive: <reason>``).
 
-        ``passed`` must be computed from the measurement (it can be False): a failed claim
-        is a finding to report, not an error, so this never raises.
+        ``kind``: ``paper`` (give ``source``: the sentence or equation), ``derived`` or
+        ``diagnostic``; ``setting``: ``paper``, ``reduced`` or ``reading`` (give
+        ``setting_note``: what was reduced, or which reading); ``verdict``: a
+        :class:`fldp.verdicts.Verdict` (from the helpers of :mod:`fldp.verdicts`), or
+        ``"holds"`` / ``"fails"`` / ``"inconclusive"`` (with ``reason``); ``falsifier``: the
+        measurement that would have made the check fail.  The verdict must be computed from
+        the measurement: a ``fails`` is a finding, not an error, so this never raises for it.
+        The old form (``passed=``) raises, so that no claim is left untagged.
         """
-        passed = bool(passed)
-        entry = {"id": claim_id, "statement": statement, "passed": passed,
-                 "measured": _jsonable(measured), "expected": _jsonable(expected),
-                 "note": note}
+        from fldp import verdicts as V
+
+        if old:
+            raise TypeError(f"Recorder.claim({claim_id!r}) got {sorted(old)}: the old form (passed=) is gone; "
+                            "give kind=, setting=, verdict= and falsifier= (see fldp.verdicts)")
+        if verdict is None:
+            raise TypeError(f"Recorder.claim({claim_id!r}) needs verdict= (a fldp.verdicts.Verdict, or 'holds', "
+                            "'fails', 'inconclusive' with reason=)")
+        if kind not in V.KINDS:
+            raise ValueError(f"claim {claim_id!r}: kind={kind!r} is out of range: kind must be one of {list(V.KINDS)}")
+        if setting not in V.SETTINGS:
+            raise ValueError(f"claim {claim_id!r}: setting={setting!r} is out of range: setting must be one of "
+                             f"{list(V.SETTINGS)}")
+        if kind == "paper" and not str(source).strip():
+            raise ValueError(f"claim {claim_id!r}: a paper claim needs source= (the sentence or equation it cites)")
+        if setting != "paper" and not str(setting_note).strip():
+            raise ValueError(f"claim {claim_id!r}: setting={setting!r} needs setting_note= (what was reduced, or "
+                             "which reading)")
+        if not str(falsifier).strip():
+            raise ValueError(f"claim {claim_id!r}: falsifier= must say which measurement would make the check fail "
+                             "(a check that cannot fail is not a claim: report the number instead)")
+        if not isinstance(verdict, V.Verdict):
+            verdict = V.Verdict(str(verdict), reason)
+        elif reason is not None and reason != verdict.reason:
+            raise ValueError(f"claim {claim_id!r}: reason={reason!r} contradicts the verdict's {verdict.reason!r}")
+        entry = {"id": claim_id, "statement": statement, "kind": kind, "source": source,
+                 "setting": setting, "setting_note": setting_note, "verdict": verdict.verdict,
+                 "reason": verdict.reason, "why": verdict.why, "falsifier": falsifier,
+                 "measured": _jsonable(measured), "expected": _jsonable(expected), "note": note,
+                 "stats": _jsonable(dict(verdict.stats))}
+        if any(c["id"] == claim_id for c in self.claims):
+            raise ValueError(f"claim {claim_id!r} is recorded twice in {self.paper}/{self.notebook}: one cause is "
+                             "one claim (give it several measurements)")
         self.claims.append(entry)
-        verdict = "PASS" if passed else "FAIL"
-        print(f"[{verdict}] {claim_id}: {statement}")
+        print(f"[{verdict.label.upper()}] {claim_id} ({kind}, setting: {setting}): {statement}")
+        for key in ("source", "setting_note", "why", "falsifier"):
+            if entry[key]:
+                print(f"        {key}: {entry[key]}")
         if measured is not None:
             print(f"        measured: {entry['measured']}")
         if expected is not None:
             print(f"        expected: {entry['expected']}")
         if note:
             print(f"        note: {note}")
-        return passed
+        return verdict.label
 
     def savefig(self, fig, name: str, dpi: int = 130) -> Path:
         """Save a matplotlib figure as ``<figure_dir>/<name>.png`` atomically."""
@@ -255,7 +295,7 @@ class Recorder:
         if manifest:
             with open(manifest, "a", encoding="utf-8") as fh:
                 fh.write(f"{self.results_path.resolve()}\n")
-        n_pass = sum(c["passed"] for c in self.claims)
-        print(f"saved {self.results_path} ({n_pass}/{len(self.claims)} claims hold, "
-              f"{len(self.figures)} figures)")
+        tally = {v: sum(c["verdict"] == v for c in self.claims) for v in ("holds", "fails", "inconclusive")}
+        print(f"saved {self.results_path} ({len(self.claims)} claims: " + ", ".join(f"{n} {v}" for v, n in tally.items())
+              + f"; {len(self.figures)} figures)")
         return self.results_path

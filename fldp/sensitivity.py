@@ -8,8 +8,8 @@ by clipping (Algorithm 1, lines 6-8) only ``||w - w'|| <= 2C`` is guaranteed.  T
 here measure ``||clip(w(D)) - clip(w(D'))||`` on many pairs (D, D') of the same size m that
 differ in one sample, trained from the same start with the same batch order.
 
-Same batch order: ``engine.local_train`` draws its batch schedule from
-``engine.generator(seed, "batch", t)`` and the clients' counts only, so training all the D's
+Same batch order: ``engine.local_train`` draws client k's batches from its own generator
+(``engine.batch_generators``: seed, round, client id) and its count only, so training all the D's
 as one :class:`~fldp.data.FederatedData` and all the D''s as another (same counts, same
 config) gives client k of both the same schedule; D'_k holds its new sample at the position
 of the one it replaces, so the new sample is seen in the same step.  The maximum over
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from . import engine, mechanisms, validate
+from . import engine, mechanisms, seeding, validate
 from .data import FederatedData
 from .models import Model
 
@@ -70,7 +70,7 @@ def neighbouring_pairs(labels: torch.Tensor, m: int, num_pairs: int, *, seed: in
     num_pairs = validate.integer("num_pairs", num_pairs, 1)
     validate.choice("replacement", replacement, REPLACEMENTS)
     k_cls = num_classes or int(labels.max()) + 1
-    rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0x5E75]))
+    rng = seeding.numpy_rng(int(seed), "sensitivity")
     index = np.empty((num_pairs, m), dtype=np.int64)
     new_index = np.empty(num_pairs, dtype=np.int64)
     for k in range(num_pairs):

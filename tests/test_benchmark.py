@@ -34,7 +34,7 @@ def test_audits_stay_below_the_accountant_and_refute_what_they_can(rel):
     rows = {(r["scheme"], r["setting"]): r for r in (bm.audit_release(x, trials=20_000) for x in rel.values())}
     assert all(r["lower <= upper"] for r in rows.values())
     li = next(r for (s, st), r in rows.items() if s == "Secure FedAvg" and "one upload" in st)
-    assert li["claim refuted"] and li["audit eps (lower)"] > 1.0  # (0.5, 1e-4) per upload does not hold
+    assert li["claim refuted"] and li["audit eps (lower)"] > 0.75  # (0.5, 1e-4) per upload does not hold (by 1.5x+)
     nb = next(r for (s, st), r in rows.items() if s == "NbAFL" and st.startswith("paper"))
     assert nb["claim beyond resolution"] and not nb["claim refuted"]  # eps 60 is beyond any feasible audit
 

@@ -24,7 +24,7 @@ def reference_round(model, data, w, selected, t, step, cal, cfg, clip):
     """One round of Algorithm 1 written out: each client alone, Q steps of autograd
     mini-batch gradients clipped to G (the batch's or each sample's), eta at the global
     step, then eq. (9)'s noise at the upload and (N/K) sum p_k w_k."""
-    schedule = list(engine.batch_schedule(data.counts[selected], cfg, engine.generator(cfg.seed, "batch", t)))
+    schedule = list(engine.batch_schedule(data.counts[selected], cfg, engine.batch_generators(cfg, selected, t)))
     uploads = []
     for row, c in enumerate(selected.tolist()):
         x, y = data.client(c)

@@ -65,8 +65,13 @@ def test_notebook_runs_in_quick_mode(rel: str, tmp_path: Path, output_dir: Path)
         assert path.is_relative_to(output_dir), f"{path} written outside FLDP_OUTPUT_DIR"
         saved = json.loads(path.read_text())
         assert saved["quick"] is True, f"{path}: Recorder was not told quick=True"
+        from fldp import verdicts
         for claim in saved["claims"]:
-            assert isinstance(claim.get("passed"), bool), f"{path}: claim {claim.get('id')}"
+            where = f"{path}: claim {claim.get('id')}"
+            assert "passed" not in claim, f"{where} is in the old form"
+            assert claim["kind"] in verdicts.KINDS and claim["setting"] in verdicts.SETTINGS, where
+            assert claim["verdict"] in verdicts.VERDICTS and claim["falsifier"].strip(), where
+            assert (claim["reason"] in verdicts.REASONS) == (claim["verdict"] == "inconclusive"), where
         pngs += [path.parents[2] / f for f in saved["figures"] if f.endswith(".png")]
     assert pngs, f"{rel} saved no PNG figure"
     for png in pngs:

@@ -21,8 +21,11 @@ GOOD = [
     "import os\nimport matplotlib.pyplot as plt\nfrom fldp.results import Recorder",
     "rec = Recorder('toy', 'good', quick=quick, params={'scale': scale})\n"
     "fig, ax = plt.subplots()\nax.plot([0, 1], [0, scale])\nrec.savefig(fig, 'line')\n"
-    "rec.claim('C1', 'scale was injected as 3', passed=scale == 3, measured=scale, expected=3)\n"
-    "rec.claim('C2', 'a claim that does not hold', passed=False, note='on purpose')\n"
+    "from fldp import verdicts\n"
+    "rec.claim('C1', 'scale was injected as 3', kind='diagnostic', setting='paper', verdict=verdicts.holds_if(scale == 3),\n"
+    "          falsifier='a scale other than 3', measured=scale, expected=3)\n"
+    "rec.claim('C2', 'a claim that does not hold', kind='paper', source='eq. (1)', setting='reading',\n"
+    "          setting_note='toy', verdict='fails', falsifier='any', note='on purpose')\n"
     "rec.add('env', {k: os.environ.get(k) for k in ('MPLBACKEND', 'PYTHONHASHSEED')})\n"
     "rec.save()",
 ]
@@ -101,10 +104,15 @@ def test_pipeline_report_statuses_claims_and_figures(run, output_dir: Path):
     assert saved["data"]["env"] == {"MPLBACKEND": "Agg", "PYTHONHASHSEED": "0"}
     assert (output_dir / "figures" / "toy" / "line.png").is_file()
     assert "## toy/good.ipynb" in report and "- Status: ok" in report
-    assert "| PASS | C1 | scale was injected as 3 | 3 | 3 |" in report
-    assert "| FAIL | C2 | a claim that does not hold |" in report
+    # the register's one renderer: the same columns as REPORT.md
+    assert "| Verdict | Claim | Kind | Setting | Statement | Measured | Expected | Falsifier | Why / note |" in report
+    assert "| holds | C1 | diagnostic | the paper's setting | scale was injected as 3 | 3 | 3 | a scale other than 3 |" \
+        in report
+    assert "| **fails** | C2 | paper: eq. (1) | a reading: toy | a claim that does not hold |  |  | any | on purpose |" \
+        in report
+    assert "| toy/good.ipynb | ok |" in report and "| 1 holds · 1 fails |" in report
     assert "figures/toy/line.png" in report
-    assert "data:image/png;base64," in html and "class='FAIL'>FAIL" in html
+    assert "data:image/png;base64," in html and "class='fails'>fails" in html
     assert (build / "notebooks" / "toy" / "good.ipynb").is_file()
 
     # The bad one: failing cell 3 (source index; In [5] counts the injected-parameters cell).

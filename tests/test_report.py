@@ -15,14 +15,24 @@ WEI = {
     "params": {"seed": 0, "eps": 60.0, "T": 25}, "wall_time_s": 75.25,
     "figures": ["figures/wei2020/sigma.png", "figures/wei2020/gone.png"],
     "claims": [
-        {"id": "Lemma 1", "statement": "sensitivity <= 2C/m | for every client", "passed": True,
-         "measured": {"ratio": 0.123456789, "n": 3}, "expected": "<= 1", "note": ""},
-        {"id": "Thm 2", "statement": "accuracy\nabove 95 %", "passed": False,
-         "measured": 93.456789, "expected": 95, "note": "one local epoch"},
+        {"id": "Lemma 1", "statement": "sensitivity <= 2C/m | for every client", "kind": "paper",
+         "source": "Lemma 1, eq. (8)", "setting": "paper", "setting_note": "", "verdict": "holds", "reason": None,
+         "why": "", "falsifier": "a pair above 2C/m", "measured": {"ratio": 0.123456789, "n": 3},
+         "expected": "<= 1", "note": ""},
+        {"id": "Remark 2", "statement": "loss\nfalls with eps", "kind": "paper", "source": "Remark 2",
+         "setting": "reading", "setting_note": "C = 20, L = 1", "verdict": "inconclusive", "reason": "spread",
+         "why": "mean difference 0.001", "falsifier": "a negative paired difference", "measured": 93.456789,
+         "expected": None, "note": "one local epoch"},
+        {"id": "Thm 2", "statement": "accuracy above 95 %", "kind": "paper", "source": "Thm 2",
+         "setting": "reduced", "setting_note": "3 seeds", "verdict": "fails", "reason": None, "why": "",
+         "falsifier": "accuracy below 95 %", "measured": 93.456789, "expected": 95, "note": ""},
+        {"id": "spend", "statement": "whole-run eps", "kind": "diagnostic", "source": "", "setting": "paper",
+         "setting_note": "", "verdict": "holds", "reason": None, "why": "", "falsifier": "eps above 60",
+         "measured": 4884, "expected": None, "note": ""},
     ],
     "data": {"big": list(range(50))},
 }
-BASELINE = {
+BASELINE = {  # saved before the register had kinds and verdicts: listed, never judged
     "paper": "baseline", "notebook": "00_fedavg_baseline", "quick": False, "params": {},
     "wall_time_s": 4.0, "figures": [], "data": {},
     "claims": [{"id": "B1", "statement": "accuracy >= 90 %", "passed": True,
@@ -59,20 +69,29 @@ def test_rendered_register_exact_lines(project: Path):
     assert lines[0] == "# Claims register"
     intro = lines[2]
     assert "`fldp report`" in intro and "`results/`" in intro and "`make reproduce`" in intro
-    assert "FAIL is a finding" in intro
-    # summary: wei2020 before the other papers; the quick-mode paper zhou is absent
-    table = lines[lines.index("| Paper | Notebooks | Claims holding |"):]
-    assert table[2] == ("| [Wei et al. 2020 (NbAFL)](#wei-et-al-2020-nbafl) | "
-                        "[02_global_dp](#wei202002_global_dp) | 1/2 |")
-    assert table[3] == ("| [FedAvg baseline (no DP)](#fedavg-baseline-no-dp) | "
-                        "[00_fedavg_baseline](#baseline00_fedavg_baseline) | 1/1 |")
-    assert table[4] == "| **All** | 2 notebooks | 2/3 |"
+    text = "\n".join(lines)
+    assert "*inconclusive*, with one reason: *no-power*" in text and "fewer than 5 seeds" in text
+    # summary: paper claims by setting x verdict; wei2020 before the other papers; no quick-mode zhou
+    table = lines[lines.index("| Paper | Setting | Holds | Fails | Inconclusive (reasons) |"):]
+    assert table[2:5] == [
+        "| [Wei et al. 2020 (NbAFL)](#wei-et-al-2020-nbafl) | the paper's setting | 1 | 0 | 0 |",
+        "|  | reduced | 0 | 1 | 0 |",
+        "|  | a reading | 0 | 0 | 1 (spread 1) |",
+    ]
+    assert table[5] == "| [FedAvg baseline (no DP)](#fedavg-baseline-no-dp) | none | | | |"
+    diag = lines[lines.index("**Diagnostics** (the project's own findings, not paper claims):") + 4]
+    assert diag == "| [Wei et al. 2020 (NbAFL)](#wei-et-al-2020-nbafl) | 1 | 0 | 0 |"
+    assert "- baseline/00_fedavg_baseline: 1 claims" in lines  # not yet migrated: listed, not counted
+    nbs = lines[lines.index("| Notebook | Paper claims | Derived checks | Diagnostics | Wall time |") + 2:]
+    assert nbs[0] == ("| [wei2020/02_global_dp](#wei202002_global_dp) | 1 holds · 1 fails · 1 inconclusive | "
+                      "none | 1 holds | 1 min 15 s |")
+    assert nbs[1] == ("| [baseline/00_fedavg_baseline](#baseline00_fedavg_baseline) | none (1 not migrated) | "
+                      "none | none | 4.0 s |")
     # problems: the broken file by name, the missing figure; not the quick file nor runs/
     problems = lines[lines.index("## Problems") + 2:]
     assert problems[0].startswith("- `results/zhou/broken.json` cannot be read: ")
     assert problems[1] == "- wei2020/02_global_dp: figure `figures/wei2020/gone.png` is missing"
     assert problems[2] == ""
-    text = "\n".join(lines)
     assert "01_quick" not in text and "0001" not in text and "## Zhou" not in text
     # the wei2020 notebook section
     sec = lines[lines.index("### wei2020/02_global_dp"):]
@@ -82,20 +101,27 @@ def test_rendered_register_exact_lines(project: Path):
         "- Results: [results/wei2020/02_global_dp.json](results/wei2020/02_global_dp.json)",
         "- Wall time: 1 min 15 s",
         '- Parameters: `{"T": 25, "eps": 60.0, "seed": 0}`',
-        "- Claims holding: 1/2",
+        "- Claims: paper 1 holds · 1 fails · 1 inconclusive; derived none; diagnostics 1 holds",
         "- Problem: figure `figures/wei2020/gone.png` is missing",
         "",
     ]
-    assert sec[9:13] == [
-        "| Verdict | Claim | Statement | Measured | Expected | Note |",
-        "|---|---|---|---|---|---|",
-        '| PASS | Lemma 1 | sensitivity <= 2C/m \\| for every client | {"n": 3, "ratio": 0.1235} '
-        "| <= 1 |  |",
-        "| **FAIL** | Thm 2 | accuracy above 95 % | 93.46 | 95 | one local epoch |",
+    assert sec[9:15] == [
+        "| Verdict | Claim | Kind | Setting | Statement | Measured | Expected | Falsifier | Why / note |",
+        "|---|---|---|---|---|---|---|---|---|",
+        '| holds | Lemma 1 | paper: Lemma 1, eq. (8) | the paper\'s setting | sensitivity <= 2C/m \\| for every '
+        'client | {"n": 3, "ratio": 0.1235} | <= 1 | a pair above 2C/m |  |',
+        "| inconclusive: spread | Remark 2 | paper: Remark 2 | a reading: C = 20, L = 1 | loss falls with eps | "
+        "93.46 |  | a negative paired difference | mean difference 0.001; one local epoch |",
+        "| **fails** | Thm 2 | paper: Thm 2 | reduced: 3 seeds | accuracy above 95 % | 93.46 | 95 | "
+        "accuracy below 95 % |  |",
+        "| holds | spend | diagnostic | the paper's setting | whole-run eps | 4884 |  | eps above 60 |  |",
     ]
-    assert sec[13:15] == ["", "![wei2020/sigma](figures/wei2020/sigma.png)"]
+    assert sec[15:17] == ["", "![wei2020/sigma](figures/wei2020/sigma.png)"]
     assert "](figures/wei2020/gone.png)" not in text  # a missing figure is not shown
-    # the baseline notebook, found outside notebooks/<paper>/
+    # the old-form notebook: its claim listed without a verdict
+    base = lines[lines.index("### baseline/00_fedavg_baseline"):]
+    assert "| not migrated | B1 |  |  | accuracy >= 90 % |  |  |  |  |" in base
+    assert not any("PASS" in line or "FAIL" in line for line in lines)
     assert ("- Notebook: [notebooks/00_fedavg_baseline.ipynb](notebooks/00_fedavg_baseline.ipynb)"
             in lines)
     assert lines.index("## Wei et al. 2020 (NbAFL)") < lines.index("## FedAvg baseline (no DP)")
@@ -169,3 +195,25 @@ def test_committed_report_is_up_to_date():
     assert output.is_file(), "REPORT.md is missing: run `fldp report` (or `make report`)"
     assert output.read_text(encoding="utf-8") == rendered, \
         "REPORT.md is out of date with results/: run `fldp report` (or `make report`) and commit it"
+
+
+def test_readme_summary_block_is_written_and_checked(project: Path, capsys):
+    readme = project / "README.md"
+    readme.write_text(f"# toy\n\nintro\n\n{report.README_BEGIN}\nstale 79/172\n{report.README_END}\n\nrest\n")
+    args = ["report", "--results-dir", str(project / "results"), "--output", str(project / "REPORT.md")]
+    assert cli.main(args) == 0
+    text = readme.read_text()
+    assert "stale 79/172" not in text and text.startswith("# toy\n\nintro\n\n") and text.endswith("\n\nrest\n")
+    assert "| [Wei et al. 2020 (NbAFL)](REPORT.md#wei-et-al-2020-nbafl) | the paper's setting | 1 | 0 | 0 |" in text
+    assert cli.main([*args, "--check"]) == 0
+    readme.write_text(text.replace("| 1 | 0 | 0 |", "| 9 | 0 | 0 |"))  # a hand edit of the counts
+    capsys.readouterr()
+    assert cli.main([*args, "--check"]) == 1
+    assert "register summary in" in capsys.readouterr().err
+
+
+def test_committed_readme_summary_is_up_to_date():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert report.README_BEGIN in readme, "README.md lost its register summary markers"
+    assert report.readme_with_summary(readme, report.collect(ROOT / "results")) == readme, \
+        "README.md's register summary is out of date: run `fldp report` (or `make report`) and commit it"

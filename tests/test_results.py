@@ -81,7 +81,8 @@ def test_mean_band_draws_an_over_seeds_summary():
 def test_load_reads_what_the_recorder_saved(output_dir: Path):
     rec = results.Recorder("toy", "03_source", quick=True, params={"N": 5})
     rec.add("constants", {"rho": 2.0, "B": 1.5})
-    rec.claim("c1", "a claim", passed=True)
+    rec.claim("c1", "a claim", kind="derived", setting="reduced", setting_note="2 seeds", verdict="holds",
+              falsifier="x below 1")
     path = rec.save()
     assert path == results.results_path("toy", "03_source", quick=True) == output_dir / "results/toy/03_source.json"
     got = results.load("toy", "03_source", quick=True)
@@ -149,3 +150,49 @@ def test_atomic_write_gives_the_mode_a_plain_open_would(tmp_path):
     atomic_write_bytes(tmp_path / "atomic.bin", b"x")
     assert stat.S_IMODE((tmp_path / "atomic.bin").stat().st_mode) == stat.S_IMODE(plain.stat().st_mode)
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+
+
+# ------------------------------------------------------------------ claims
+def test_claim_records_kind_setting_verdict_and_falsifier(output_dir: Path, capsys):
+    from fldp import verdicts as V
+    rec = results.Recorder("toy", "claims", quick=True)
+    label = rec.claim("Remark 2", "loss falls as eps grows", kind="paper", source="Remark 2, Sec. V-A",
+                      setting="reading", setting_note="C = 200, L = 1",
+                      verdict=V.paired_greater([2, 3, 4, 5, 6], [1, 1, 1, 1, 1]),
+                      falsifier="a paired loss difference below 0", measured={"n": 5})
+    assert label == "holds"
+    assert rec.claim("x", "tie", kind="diagnostic", setting="paper", verdict="inconclusive", reason="spread",
+                     falsifier="y") == "inconclusive: spread"
+    c = rec.claims[0]
+    assert (c["kind"], c["source"], c["setting"], c["setting_note"], c["verdict"], c["reason"]) == \
+        ("paper", "Remark 2, Sec. V-A", "reading", "C = 200, L = 1", "holds", None)
+    assert c["falsifier"] == "a paired loss difference below 0" and "mean difference 3" in c["why"]
+    assert c["stats"]["n"] == 5 and "passed" not in c
+    out = capsys.readouterr().out
+    assert "[HOLDS] Remark 2 (paper, setting: reading)" in out and "[INCONCLUSIVE: SPREAD] x" in out
+    rec.save()
+    assert "1 holds, 0 fails, 1 inconclusive" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(passed=True), r"the old form \(passed=\) is gone"),
+    (dict(kind="claim", setting="paper", verdict="holds", falsifier="f"), "kind='claim' is out of range"),
+    (dict(kind="paper", setting="paper", verdict="holds", falsifier="f"), "needs source="),
+    (dict(kind="derived", setting="reduced", verdict="holds", falsifier="f"), "needs setting_note="),
+    (dict(kind="derived", setting="other", verdict="holds", falsifier="f"), "setting='other' is out of range"),
+    (dict(kind="derived", setting="paper", verdict="holds", falsifier=" "), "falsifier= must say"),
+    (dict(kind="derived", setting="paper", verdict="PASS", falsifier="f"), "verdict='PASS' is out of range"),
+    (dict(kind="derived", setting="paper", verdict="inconclusive", falsifier="f"), "needs a reason"),
+])
+def test_claim_refuses_an_untagged_or_malformed_claim(kw, match):
+    rec = results.Recorder("toy", "claims", quick=True)
+    with pytest.raises((TypeError, ValueError), match=match):
+        rec.claim("c", "s", **kw)
+    assert rec.claims == []
+
+
+def test_one_cause_is_one_claim():
+    rec = results.Recorder("toy", "claims", quick=True)
+    rec.claim("c", "s", kind="diagnostic", setting="paper", verdict="holds", falsifier="f")
+    with pytest.raises(ValueError, match="recorded twice"):
+        rec.claim("c", "s again", kind="diagnostic", setting="paper", verdict="fails", falsifier="f")

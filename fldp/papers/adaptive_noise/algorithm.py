@@ -31,7 +31,7 @@ from typing import Optional
 
 import torch
 
-from ... import accounting, attacks, engine, mechanisms, validate
+from ... import accounting, attacks, engine, mechanisms, seeding, validate
 from ...data import FederatedData
 from ...models import Model
 from . import theory as th
@@ -247,12 +247,12 @@ def simulate_aggregate(*, K: int, dim: int, c: float, p: Optional[float] = None,
     weights = torch.ones(K, dtype=torch.float64) if weights is None else torch.as_tensor(weights, dtype=torch.float64)
     if norms.shape != (K,) or weights.shape != (K,):
         raise ValueError(f"norms and weights need K={K} entries")
-    g = torch.Generator().manual_seed(int(seed))
+    g = seeding.torch_generator(int(seed), "trials")
     dirs = torch.randn(trials, K, dim, generator=g, dtype=torch.float64)
     updates = (norms[None, :, None] * dirs / dirs.norm(dim=-1, keepdim=True)).reshape(trials * K, dim)
     keep = torch.rand(trials, K, generator=g) >= dropout
     keep[torch.arange(trials), torch.randint(K, (trials,), generator=g)] |= ~keep.any(dim=1)
-    gens = [torch.Generator().manual_seed(int(seed) * 1_000_003 + i) for i in range(trials * K)]
+    gens = [seeding.torch_generator(int(seed), "uplink", 0, i) for i in range(trials * K)]
     noisy, _ = perturb(updates, slices=[("all", 0, dim)], c=c, p=p, generators=gens, reading=reading)
     r = (noisy - updates).reshape(trials, K, dim)
     share = weights[None, :] * keep

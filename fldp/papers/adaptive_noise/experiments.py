@@ -26,7 +26,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
-from ... import attacks, data, models, sweep
+from ... import attacks, data, models, seeding, sweep
 from ... import store as S
 from ...data import FederatedData
 from . import algorithm as alg
@@ -86,12 +86,12 @@ def membership(model, fd: FederatedData, r: alg.Run, *, scheme: str, kw: dict, s
                aux_size: int, num_shadows: int, targets: int) -> dict:
     """Shokri et al.'s membership attack on the last round's released uploads of run ``r``
     (adaptive CLT noise paper, Sec. 7.3.1): ``num_shadows`` shadows trained as one engine round
-    from the same broadcast model through the same noise (seed + 1000) on the first ``aux_size``
+    from the same broadcast model through the same noise (a seed of its own, ``seeding.key(seed, "shadow_noise")``) on the first ``aux_size``
     test images; the ``targets`` largest uploaders attacked, members their own data against the
     other test images.  Mean accuracy, F1 and empirical eps; per-class accuracy and F1 (NaN-mean)."""
     aux, pool = (fd.x_test[:aux_size], fd.y_test[:aux_size]), (fd.x_test[aux_size:], fd.y_test[aux_size:])
     last = r.uploads
-    cfg = alg.config(scheme=scheme, **settings, seed=seed + 1000)
+    cfg = alg.config(scheme=scheme, **settings, seed=seeding.key(seed, "shadow_noise"))
     att = attacks.train_attack(model, aux=aux, config=cfg, start=last["start"], uplink=alg.hooks(scheme=scheme, **kw).get("uplink"),
                                t=last["t"], num_shadows=num_shadows, seed=seed)
     order = fd.counts[last["clients"]].argsort(descending=True)[:targets].tolist()

@@ -30,7 +30,7 @@ import numpy as np
 import torch
 from scipy import integrate, special, stats
 
-from ... import validate
+from ... import seeding, validate
 
 READINGS = ("noise", "perturbed")
 
@@ -214,7 +214,7 @@ def descent_probability(*, c: float, K: int, dim: int, rho: float = 1.0, dropout
     rho = validate.probability("rho", rho)
     trials = validate.integer("trials", trials, 1)
     k = K - d
-    g = torch.Generator().manual_seed(int(seed))
+    g = seeding.torch_generator(int(seed), "descent")
     shared = torch.randn(trials, 1, dim, generator=g, dtype=torch.float64)
     own = torch.randn(trials, k, dim, generator=g, dtype=torch.float64)
     unit = lambda v: v / torch.linalg.vector_norm(v, dim=-1, keepdim=True)

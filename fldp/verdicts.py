@@ -1,0 +1,335 @@
+"""Verdicts a referee can trust: the register's vocabulary and the statistics behind it.
+
+Every claim a notebook records (:meth:`fldp.results.Recorder.claim`) carries
+
+* a **kind**: ``paper`` (the paper states it; the claim cites the sentence or equation),
+  ``derived`` (a consequence of the paper's own mathematics that the project checks), or
+  ``diagnostic`` (the project's own finding; never counted as a paper claim);
+* a **setting**: ``paper`` (the paper's stated setting), ``reduced`` (smaller than the
+  paper's: say what), or ``reading`` (a setting the paper leaves out: name the reading);
+* a **verdict**: ``holds``, ``fails`` (the measurement contradicts the claim *with power to
+  do so*), or ``inconclusive`` with one reason of :data:`REASONS`;
+* a **falsifier**: the measurement that would have made the check fail.
+
+The functions below return a :class:`Verdict`.  The rules, stated once:
+
+* **Paired by seed.**  Runs that share a seed share their data split, initial model,
+  selection, batches and noise streams (:mod:`fldp.seeding`), so two settings are compared
+  through the per-seed differences d_s = a_s - b_s.  ``a > b`` **holds** when every d_s > 0
+  and the 95 % t-interval of mean(d) excludes 0; it **fails** when that interval lies
+  entirely below 0; anything else is ``inconclusive: spread``.  Fewer than
+  :data:`MIN_SEEDS` pairs is ``inconclusive: spread`` too (the spread cannot be estimated).
+* **Orderings** (a > b > c ...) hold when every consecutive pair holds and fail when any
+  pair fails.  **Trends** are judged on the per-seed least-squares slope.
+* **Argmins** account for the spread: the *near-best set* holds every setting whose paired
+  difference to the best mean is not significantly positive.  A claimed optimum holds when
+  the near-best set lies inside the claimed settings, fails when the two are disjoint.
+* **Power first** (:func:`first`): a gate returns an inconclusive verdict, or ``None`` when
+  it lets the comparison through: :func:`gate_diverged`, :func:`gate_power` (an attack must
+  beat chance on the unprotected model), :func:`gate_resolution` (beyond what the audit or
+  grid can resolve).
+
+This is written here rather than taken from scipy.stats because a verdict needs the
+three-way answer and the pairing rule in one place; scipy supplies the t and beta quantiles.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Optional, Sequence, Union
+
+import numpy as np
+
+KINDS = {
+    "paper": "the paper states it (cited)",
+    "derived": "follows from the paper's own mathematics; checked by the project",
+    "diagnostic": "the project's own finding; not a paper claim",
+}
+SETTINGS = {
+    "paper": "the paper's stated setting",
+    "reduced": "smaller than the paper's (what was reduced is named)",
+    "reading": "a setting the paper leaves out (the reading is named)",
+}
+VERDICTS = ("holds", "fails", "inconclusive")
+REASONS = {
+    "no-power": "the experiment cannot show the effect (e.g. an attack at chance on the unprotected model)",
+    "diverged": "a compared run diverged",
+    "resolution": "beyond what the audit or the grid can resolve",
+    "spread": "the difference is inside the seed-to-seed spread (or too few seeds to tell)",
+    "not-run": "data or hardware absent",
+}
+#: Orderings are judged on at least this many paired seeds.
+MIN_SEEDS = 5
+LEVEL = 0.95
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """``verdict`` in :data:`VERDICTS`; ``reason`` (one of :data:`REASONS`) exactly when
+    inconclusive; ``why``: one line saying what decided it; ``stats``: the numbers the rule used."""
+
+    verdict: str
+    reason: Optional[str] = None
+    why: str = ""
+    stats: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict={self.verdict!r} is out of range: verdict must be one of {list(VERDICTS)}")
+        if self.verdict == "inconclusive":
+            if self.reason not in REASONS:
+                raise ValueError(f"reason={self.reason!r} is out of range: an inconclusive verdict needs a "
+                                 f"reason in {list(REASONS)}")
+        elif self.reason is not None:
+            raise ValueError(f"reason={self.reason!r}: only an inconclusive verdict has a reason "
+                             f"(verdict={self.verdict!r})")
+
+    @property
+    def label(self) -> str:
+        """``holds``, ``fails`` or ``inconclusive: <reason>``."""
+        return self.verdict if self.reason is None else f"{self.verdict}: {self.reason}"
+
+
+def holds_if(condition: bool, *, why: str = "", stats: Optional[Mapping[str, Any]] = None) -> Verdict:
+    """A deterministic check (a measurement against a threshold with no seed spread to
+    speak of): ``holds`` when ``condition`` is true, else ``fails``."""
+    return Verdict("holds" if bool(condition) else "fails", None, why, dict(stats or {}))
+
+
+def inconclusive(reason: str, why: str, *, stats: Optional[Mapping[str, Any]] = None) -> Verdict:
+    """An inconclusive verdict with its ``reason`` (one of :data:`REASONS`) and ``why``."""
+    return Verdict("inconclusive", reason, why, dict(stats or {}))
+
+
+def first(*verdicts: Optional[Verdict]) -> Verdict:
+    """The first verdict that is not ``None``: gates first, then the comparison
+    (``first(gate_diverged(...), paired_greater(...))``).  The last may be a callable
+    returning a verdict, so that it is only computed when every gate lets it through."""
+    for v in verdicts:
+        if callable(v) and not isinstance(v, Verdict):
+            v = v()
+        if v is not None:
+            return v
+    raise ValueError("first() needs at least one verdict that is not None")
+
+
+# --------------------------------------------------------------------------- paired statistics
+
+
+def _as_pairs(a: Any, b: Any, what: str) -> tuple[np.ndarray, np.ndarray]:
+    x, y = np.asarray(a, dtype=float).ravel(), np.asarray(b, dtype=float).ravel()
+    if x.size != y.size or x.size == 0:
+        raise ValueError(f"{what}: paired samples need one value per seed on both sides, "
+                         f"got sizes {x.size} and {y.size}")
+    return x, y
+
+
+def mean_interval(values: Any, *, level: float = LEVEL) -> tuple[float, float, float]:
+    """``(mean, low, high)``: the mean of ``values`` and its two-sided t-interval at ``level``
+    (a zero-width interval when every value is equal; (-inf, inf) for a single value)."""
+    from scipy import stats as sst
+
+    v = np.asarray(values, dtype=float).ravel()
+    if v.size == 0 or not np.all(np.isfinite(v)):
+        raise ValueError(f"values must be a non-empty sample of finite numbers, got {v.tolist()}")
+    m = float(v.mean())
+    if v.size < 2:
+        return m, -math.inf, math.inf
+    half = float(sst.t.ppf(0.5 + level / 2, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size))
+    return m, m - half, m + half
+
+
+def _sign_test(d: np.ndarray, *, claim: str, min_seeds: int, level: float) -> Verdict:
+    """The paired rule on differences ``d`` (claimed > 0)."""
+    m, lo, hi = mean_interval(d, level=level) if np.all(np.isfinite(d)) else (math.nan, math.nan, math.nan)
+    stats = {"n": int(d.size), "mean_diff": m, "ci": [lo, hi], "positive": int((d > 0).sum())}
+    if not np.all(np.isfinite(d)):
+        return inconclusive("diverged", f"{claim}: a paired difference is not finite", stats=stats)
+    if d.size < min_seeds:
+        return inconclusive("spread", f"{claim}: {d.size} paired seed(s) < {min_seeds}, the spread cannot be "
+                                      f"judged (mean difference {m:.4g})", stats=stats)
+    ci = f"mean difference {m:.4g}, {level:.0%} CI [{lo:.4g}, {hi:.4g}], {stats['positive']}/{d.size} seeds > 0"
+    if lo > 0 and stats["positive"] == d.size:
+        return Verdict("holds", None, f"{claim}: {ci}", stats)
+    if hi < 0:
+        return Verdict("fails", None, f"{claim} contradicted: {ci}", stats)
+    return inconclusive("spread", f"{claim}: {ci}", stats=stats)
+
+
+def paired_greater(a: Any, b: Any, *, labels: Sequence[str] = ("a", "b"), min_seeds: int = MIN_SEEDS,
+                   level: float = LEVEL) -> Verdict:
+    """Claim: ``a > b``, judged on the per-seed differences ``a_s - b_s`` (``a`` and ``b``
+    hold one value per seed, in the same seed order)."""
+    x, y = _as_pairs(a, b, "paired_greater")
+    return _sign_test(x - y, claim=f"{labels[0]} > {labels[1]}", min_seeds=min_seeds, level=level)
+
+
+def ordering(groups: Sequence[Any], labels: Sequence[str], *, min_seeds: int = MIN_SEEDS,
+             level: float = LEVEL) -> Verdict:
+    """Claim: ``groups[0] > groups[1] > ...`` (each a per-seed sample, same seeds).  Holds
+    when every consecutive pair holds (:func:`paired_greater`), fails when any pair fails
+    (its interval lies on the wrong side), else ``inconclusive`` with the first pair's reason."""
+    if len(groups) < 2 or len(groups) != len(labels):
+        raise ValueError(f"ordering needs at least two groups and one label each, got {len(groups)} groups "
+                         f"and {len(labels)} labels")
+    pairs = [paired_greater(a, b, labels=(la, lb), min_seeds=min_seeds, level=level)
+             for a, b, la, lb in zip(groups, groups[1:], labels, labels[1:])]
+    stats = {"pairs": {f"{la} > {lb}": {"verdict": p.label, **p.stats}
+                       for p, la, lb in zip(pairs, labels, labels[1:])},
+             "means": {lab: float(np.mean(g)) for lab, g in zip(labels, groups)}}
+    claim = " > ".join(labels)
+    failed = [p for p in pairs if p.verdict == "fails"]
+    if failed:
+        return Verdict("fails", None, f"{claim}: " + "; ".join(p.why for p in failed), stats)
+    if all(p.verdict == "holds" for p in pairs):
+        return Verdict("holds", None, f"{claim}: every consecutive pair holds on paired seeds", stats)
+    open_ = [p for p in pairs if p.verdict == "inconclusive"]
+    reason = "diverged" if any(p.reason == "diverged" for p in open_) else "spread"
+    return inconclusive(reason, f"{claim}: " + "; ".join(p.why for p in open_), stats=stats)
+
+
+def trend(x: Sequence[float], runs: Any, *, direction: str, min_seeds: int = MIN_SEEDS,
+          level: float = LEVEL) -> Verdict:
+    """Claim: y rises (``direction="increasing"``) or falls (``"decreasing"``) with ``x``.
+    ``runs[s, j]`` is seed s's value at ``x[j]``; each seed's least-squares slope is the paired
+    statistic (holds when every slope has the claimed sign and the interval of their mean
+    excludes 0; fails when it lies on the other side)."""
+    if direction not in ("increasing", "decreasing"):
+        raise ValueError(f"direction={direction!r} is out of range: direction must be 'increasing' or 'decreasing'")
+    xs = np.asarray(x, dtype=float).ravel()
+    r = np.atleast_2d(np.asarray(runs, dtype=float))
+    if r.shape[1] != xs.size or xs.size < 2:
+        raise ValueError(f"runs must have one column per x (got shape {r.shape} for {xs.size} x values, at least 2)")
+    xc = xs - xs.mean()
+    slopes = (r - r.mean(axis=1, keepdims=True)) @ xc / float(xc @ xc)
+    sign = 1.0 if direction == "increasing" else -1.0
+    v = _sign_test(sign * slopes, claim=f"y {direction} in x", min_seeds=min_seeds, level=level)
+    return Verdict(v.verdict, v.reason, v.why, {**v.stats, "slopes": slopes.tolist()})
+
+
+def near_best(runs: Any, labels: Sequence[Any], *, minimise: bool = True,
+              level: float = LEVEL) -> tuple[Any, list]:
+    """``(best, near)``: the label with the best mean, and every label whose paired
+    difference to it is not significantly worse (its interval reaches 0), best included."""
+    r = np.atleast_2d(np.asarray(runs, dtype=float))
+    if r.shape[1] != len(labels):
+        raise ValueError(f"runs must have one column per label (got shape {r.shape} for {len(labels)} labels)")
+    y = r if minimise else -r
+    best = int(np.argmin(y.mean(axis=0)))
+    near = []
+    for j in range(len(labels)):
+        d = y[:, j] - y[:, best]
+        lo = mean_interval(d, level=level)[1] if np.all(np.isfinite(d)) else -math.inf
+        if j == best or not lo > 0:
+            near.append(labels[j])
+    return labels[best], near
+
+
+def best_setting(runs: Any, labels: Sequence[Any], *, claimed: Union[Any, Iterable[Any]], minimise: bool = True,
+                 min_seeds: int = MIN_SEEDS, level: float = LEVEL) -> Verdict:
+    """Claim: the optimum (minimum, or maximum with ``minimise=False``) over ``labels`` lies
+    in ``claimed`` (one label or a collection, e.g. the grid points next to a paper's T*).
+    ``runs[s, j]``: seed s's value at ``labels[j]``.  Holds when the near-best set
+    (:func:`near_best`) lies inside ``claimed``; fails when they are disjoint; otherwise
+    ``inconclusive: spread``."""
+    claimed_set = list(claimed) if isinstance(claimed, (list, tuple, set, frozenset)) else [claimed]
+    unknown = [c for c in claimed_set if c not in list(labels)]
+    if unknown:
+        raise ValueError(f"claimed={unknown!r} is out of range: claimed settings must be among labels {list(labels)}")
+    r = np.atleast_2d(np.asarray(runs, dtype=float))
+    stats = {"n": int(r.shape[0]), "claimed": claimed_set,
+             "means": {str(lab): float(m) for lab, m in zip(labels, r.mean(axis=0))}}
+    if not np.all(np.isfinite(r)):
+        return inconclusive("diverged", "a compared run is not finite", stats=stats)
+    best, near = near_best(r, labels, minimise=minimise, level=level)
+    stats.update(best=best, near_best=near)
+    what = "minimum" if minimise else "maximum"
+    if r.shape[0] < min_seeds:
+        return inconclusive("spread", f"{r.shape[0]} seed(s) < {min_seeds}: best mean at {best}, the spread "
+                                      "cannot be judged", stats=stats)
+    if all(n in claimed_set for n in near):
+        return Verdict("holds", None, f"the {what} is at {best}; the near-best set {near} lies in the claimed "
+                                      f"{claimed_set}", stats)
+    if not any(n in claimed_set for n in near):
+        return Verdict("fails", None, f"the {what} is at {best}; the near-best set {near} excludes the claimed "
+                                      f"{claimed_set}", stats)
+    return inconclusive("spread", f"the {what} is at {best}, but the near-best set {near} reaches beyond the "
+                                  f"claimed {claimed_set}", stats=stats)
+
+
+def equivalent(a: Any, b: Any, *, margin: float, labels: Sequence[str] = ("a", "b"),
+               min_seeds: int = MIN_SEEDS, level: float = LEVEL) -> Verdict:
+    """Claim: ``a`` and ``b`` agree within ``margin`` (e.g. "loses nothing"), on the paired
+    differences: holds when the interval of their mean lies inside (-margin, margin), fails
+    when it lies entirely outside, otherwise ``inconclusive: spread``."""
+    x, y = _as_pairs(a, b, "equivalent")
+    d = x - y
+    claim = f"|{labels[0]} - {labels[1]}| < {margin:g}"
+    if not np.all(np.isfinite(d)):
+        return inconclusive("diverged", f"{claim}: a paired difference is not finite")
+    m, lo, hi = mean_interval(d, level=level)
+    stats = {"n": int(d.size), "mean_diff": m, "ci": [lo, hi], "margin": float(margin)}
+    if d.size < min_seeds:
+        return inconclusive("spread", f"{claim}: {d.size} paired seed(s) < {min_seeds} (mean difference {m:.4g})",
+                            stats=stats)
+    ci = f"mean difference {m:.4g}, {level:.0%} CI [{lo:.4g}, {hi:.4g}]"
+    if -margin < lo and hi < margin:
+        return Verdict("holds", None, f"{claim}: {ci}", stats)
+    if lo >= margin or hi <= -margin:
+        return Verdict("fails", None, f"{claim} contradicted: {ci}", stats)
+    return inconclusive("spread", f"{claim}: {ci}", stats=stats)
+
+
+# --------------------------------------------------------------------------- power gates
+
+
+def gate_diverged(diverged: Mapping[str, Any]) -> Optional[Verdict]:
+    """``inconclusive: diverged`` when any compared run diverged (``{label: diverged}``; a
+    run counts as diverged when its value is true: a bool, or the round it diverged at)."""
+    bad = [str(k) for k, v in diverged.items() if v is not None and v is not False]
+    if bad:
+        return inconclusive("diverged", f"compared run(s) diverged: {', '.join(bad)}",
+                            stats={"diverged": bad})
+    return None
+
+
+def clopper_pearson(successes: int, trials: int, *, level: float = LEVEL) -> tuple[float, float]:
+    """The exact two-sided binomial interval of a success rate."""
+    from scipy import stats as sst
+
+    k, n = int(successes), int(trials)
+    if n < 1 or not 0 <= k <= n:
+        raise ValueError(f"successes={k}, trials={n} are out of range: need 0 <= successes <= trials, trials >= 1")
+    a = (1 - level) / 2
+    lo = 0.0 if k == 0 else float(sst.beta.ppf(a, k, n - k + 1))
+    hi = 1.0 if k == n else float(sst.beta.ppf(1 - a, k + 1, n - k))
+    return lo, hi
+
+
+def gate_power(success_rate: float, *, trials: int, chance: float = 0.5, level: float = LEVEL,
+               what: str = "the attack on the unprotected model") -> Optional[Verdict]:
+    """``inconclusive: no-power`` unless ``what`` beats ``chance``: the lower end of its
+    Clopper-Pearson interval (``success_rate`` over ``trials`` guesses) lies above chance.
+    A defence can only be judged where there is something to defend."""
+    k = int(round(float(success_rate) * int(trials)))
+    lo, hi = clopper_pearson(k, int(trials), level=level)
+    if lo > chance:
+        return None
+    return inconclusive("no-power", f"{what} is not above chance: {success_rate:.4g} over {trials} guesses, "
+                                    f"{level:.0%} CI [{lo:.4g}, {hi:.4g}] reaches chance {chance:g}",
+                        stats={"success": float(success_rate), "trials": int(trials), "ci": [lo, hi],
+                               "chance": float(chance)})
+
+
+def gate_resolution(value: float, *, limit: float, what: str) -> Optional[Verdict]:
+    """``inconclusive: resolution`` when ``value`` (e.g. a claimed eps) lies beyond ``limit``
+    (e.g. the largest eps the audit's trials could certify)."""
+    if float(value) > float(limit):
+        return inconclusive("resolution", f"{what} = {value:.4g} is beyond the resolution {limit:.4g}",
+                            stats={"value": float(value), "limit": float(limit)})
+    return None
+
+
+def not_run(why: str) -> Verdict:
+    """``inconclusive: not-run`` (the data set or the hardware is absent)."""
+    return inconclusive("not-run", why)

@@ -230,3 +230,50 @@ def accuracy_run(*, scheme: str, task: str, eps: Optional[float], delta: float =
         h = r.history
     out["test_acc"] = float(h.test_acc[-1])
     return out
+
+
+# -- verdicts of 02_accuracy ------------------------------------------------------------------------
+def chance_accuracy(task: str, *, N: int = 20, seed: int = 0, subsample: Optional[int] = None,
+                    max_test: Optional[int] = None) -> float:
+    """What an untrained model scores on ``task``'s test set: the share of its most frequent label
+    (the best constant guess; about 0.11 on MNIST, 0.76 on Adult)."""
+    fed, _ = _task(task, N, seed, subsample, max_test)
+    y = fed.y_test.long().cpu()
+    return float(torch.bincount(y).max()) / len(y)
+
+
+def same_ranking(acc, *, min_seeds: Optional[int] = None):
+    """Claim: the schemes rank the same way on every task.  ``acc[task][scheme]``: per-seed final
+    accuracies, the same seeds in the same order everywhere.  Every pair of schemes is ordered on
+    every task by :func:`fldp.verdicts.paired_greater` (both ways): the claim **fails** when a pair
+    is ordered one way on one task and the other way on another (both holding), **holds** when
+    every pair is ordered, the same way, on every task, and is otherwise ``inconclusive``
+    (``spread``, or ``diverged`` when a paired difference is not finite)."""
+    from . import verdicts as V
+
+    min_seeds = V.MIN_SEEDS if min_seeds is None else min_seeds
+    tasks = list(acc)
+    schemes = list(acc[tasks[0]]) if tasks else []
+    if len(tasks) < 2 or len(schemes) < 2 or any(list(acc[t]) != schemes for t in tasks):
+        raise ValueError("acc needs at least two tasks, each with the same schemes (at least two)")
+    signs, reasons = {}, []
+    for i, a in enumerate(schemes):
+        for b in schemes[i + 1:]:
+            for t in tasks:
+                ab = V.paired_greater(acc[t][a], acc[t][b], labels=(a, b), min_seeds=min_seeds)
+                ba = V.paired_greater(acc[t][b], acc[t][a], labels=(b, a), min_seeds=min_seeds)
+                signs[(a, b, t)] = 1 if ab.verdict == "holds" else -1 if ba.verdict == "holds" else 0
+                if not signs[(a, b, t)]:
+                    reasons.append(ab.reason or "spread")
+    means = {t: sorted(schemes, key=lambda s: -float(np.mean(acc[t][s]))) for t in tasks}
+    stats = {"ranking_by_mean": means, "pairs": {f"{a} vs {b}": {t: signs[(a, b, t)] for t in tasks}
+                                                 for i, a in enumerate(schemes) for b in schemes[i + 1:]}}
+    flipped = [f"{a} vs {b}" for i, a in enumerate(schemes) for b in schemes[i + 1:]
+               if {signs[(a, b, t)] for t in tasks} >= {1, -1}]
+    if flipped:
+        return V.Verdict("fails", None, f"ordered oppositely on two tasks: {', '.join(flipped)}", stats)
+    if not reasons:
+        return V.Verdict("holds", None, f"every pair ordered the same way on every task: {means[tasks[0]]}", stats)
+    reason = "diverged" if "diverged" in reasons else "spread"
+    return V.inconclusive(reason, f"{len(reasons)} pair(s) of schemes not ordered on some task (paired seeds); "
+                                  f"rankings by mean: {means}", stats=stats)

@@ -112,33 +112,6 @@ def over_seeds(fn: Callable[[int], Any], seeds: Iterable[int]) -> dict:
     return {"seeds": np.asarray(seeds), **stack(outs, "fn(seed)")}
 
 
-def ordering(groups: Sequence[Any]) -> dict:
-    """Does a sequence of seed samples fall in order, and by how much against the seed spread?
-
-    ``groups``: one 1-D array of per-seed values per setting, in the order the claim says is
-    *decreasing* (e.g. final losses at eps = 50, 60, 100, non-private).  For each consecutive
-    pair (a, b): ``gap`` = mean(a) - mean(b); ``z`` = gap / sqrt((std(a)^2 + std(b)^2) / 2)
-    (population std over seeds; +-inf when both spreads are 0 and the gap is not);
-    ``apart``: every seed of a lies above every seed of b (min(a) > max(b)).  Returns
-    ``{"gap", "z", "apart", "in_order" (all gaps > 0), "beyond_spread" (all pairs apart),
-    "min_z"}``.
-    """
-    import numpy as np
-
-    arrays = [np.asarray(g, dtype=float).ravel() for g in groups]
-    if len(arrays) < 2 or any(a.size == 0 for a in arrays):
-        raise ValueError(f"groups must hold at least two non-empty samples, got sizes {[a.size for a in arrays]}")
-    gap, z, apart = [], [], []
-    for a, b in zip(arrays, arrays[1:]):
-        g = float(a.mean() - b.mean())
-        s = float(np.sqrt((a.std() ** 2 + b.std() ** 2) / 2))
-        gap.append(g)
-        z.append(g / s if s > 0 else (np.sign(g) * np.inf if g else 0.0))
-        apart.append(bool(a.min() > b.max()))
-    return {"gap": gap, "z": z, "apart": apart, "in_order": all(g > 0 for g in gap),
-            "beyond_spread": all(apart), "min_z": float(min(z))}
-
-
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` via a temporary file in the same folder + rename."""
     path = Path(path)

@@ -24,6 +24,9 @@ The functions below return a :class:`Verdict`.  The rules, stated once:
 * **Argmins** account for the spread: the *near-best set* holds every setting whose paired
   difference to the best mean is not significantly positive.  A claimed optimum holds when
   the near-best set lies inside the claimed settings, fails when the two are disjoint.
+* **One claim, several settings** (:func:`combine`): a claim made for every setting fails
+  when one setting fails and holds when all hold (``how="all"``); "some setting shows it"
+  (``"any"``) and "in most cases" (``"most"``) are the other two readings.
 * **Power first** (:func:`first`): a gate returns an inconclusive verdict, or ``None`` when
   it lets the comparison through: :func:`gate_diverged`, :func:`gate_power` (an attack must
   beat chance on the unprotected model), :func:`gate_resolution` (beyond what the audit or
@@ -58,6 +61,8 @@ REASONS = {
     "spread": "the difference is inside the seed-to-seed spread (or too few seeds to tell)",
     "not-run": "data or hardware absent",
 }
+#: When parts of one claim are open for several reasons, the one reported (the most basic first).
+REASON_ORDER = ("not-run", "diverged", "no-power", "resolution", "spread")
 #: Orderings are judged on at least this many paired seeds.
 MIN_SEEDS = 5
 LEVEL = 0.95
@@ -111,6 +116,47 @@ def first(*verdicts: Optional[Verdict]) -> Verdict:
         if v is not None:
             return v
     raise ValueError("first() needs at least one verdict that is not None")
+
+
+def combine(parts: Mapping[Any, Verdict], *, how: str = "all") -> Verdict:
+    """One verdict for a claim made of several measurements ``{label: verdict}``:
+
+    * ``how="all"`` (claimed at every setting): fails when any part fails, holds when every
+      part holds;
+    * ``how="any"`` (some setting shows it): holds when any part holds, fails when every part fails;
+    * ``how="most"`` ("in most cases"): holds when more than half hold, fails when at least half fail.
+
+    Otherwise inconclusive, with the open parts' first reason in :data:`REASON_ORDER`."""
+    if how not in ("all", "any", "most"):
+        raise ValueError(f"how={how!r} is out of range: how must be 'all', 'any' or 'most'")
+    if not parts:
+        raise ValueError("parts={} is out of range: combine needs at least one verdict")
+    parts = {str(k): v for k, v in parts.items()}
+    n = len(parts)
+    stats = {"parts": {k: {"verdict": v.label, "why": v.why} for k, v in parts.items()}}
+    held = [k for k, v in parts.items() if v.verdict == "holds"]
+    failed = [k for k, v in parts.items() if v.verdict == "fails"]
+    decided = {"all": (len(held) == n, bool(failed)), "any": (bool(held), len(failed) == n),
+               "most": (2 * len(held) > n, 2 * len(failed) >= n)}[how]
+    if decided[1] and not (how == "most" and decided[0]):
+        return Verdict("fails", None, "; ".join(f"{k}: {parts[k].why or 'fails'}" for k in failed)
+                       + f" ({len(failed)} of {n} fail)", stats)
+    if decided[0]:
+        return Verdict("holds", None, f"{len(held)} of {n} hold ({how}): " + ", ".join(held), stats)
+    open_ = {k: v for k, v in parts.items() if v.verdict == "inconclusive"}
+    reason = min((v.reason for v in open_.values()), key=REASON_ORDER.index)
+    return inconclusive(reason, f"{len(held)} hold, {len(failed)} fail, {len(open_)} open of {n}: "
+                        + "; ".join(f"{k}: {v.label}" + (f" ({v.why})" if v.why else "")
+                                    for k, v in open_.items() if v.reason == reason), stats=stats)
+
+
+def negate(verdict: Verdict, claim: str) -> Verdict:
+    """The verdict of the opposite ``claim`` (e.g. "accuracy does not necessarily rise with K"
+    from the verdict of "it rises"): holds and fails swap, an inconclusive verdict stays."""
+    if verdict.verdict == "inconclusive":
+        return inconclusive(verdict.reason, f"{claim}: open, as its opposite ({verdict.why})", stats=verdict.stats)
+    other = "fails" if verdict.verdict == "holds" else "holds"
+    return Verdict(other, None, f"{claim}: the opposite claim {verdict.verdict} ({verdict.why})", verdict.stats)
 
 
 # --------------------------------------------------------------------------- paired statistics
@@ -257,6 +303,40 @@ def best_setting(runs: Any, labels: Sequence[Any], *, claimed: Union[Any, Iterab
                                   f"claimed {claimed_set}", stats=stats)
 
 
+def grid_neighbours(grid: Sequence[float], x: float) -> list:
+    """The points of ``grid`` next to ``x``: ``x`` itself on the grid, the two around it inside
+    the grid, the nearest end outside it (e.g. the grid points next to a paper's T*, as the
+    ``claimed`` set of :func:`best_setting`)."""
+    g = sorted(grid)
+    if not g:
+        raise ValueError("grid=[] is out of range: grid must hold at least one point")
+    if x in g:
+        return [x]
+    if x < g[0] or x > g[-1]:
+        return [g[0] if x < g[0] else g[-1]]
+    return [max(v for v in g if v < x), min(v for v in g if v > x)]
+
+
+def final_values(summary: Mapping[str, Any], key: str) -> np.ndarray:
+    """Each seed's last value of ``key`` in a summary over seeds (``summary[key]["runs"]``:
+    ``[seeds, rounds]`` or one number per seed), in seed order, so that two settings' arrays
+    pair by seed."""
+    runs = np.asarray(summary[key]["runs"], dtype=float)
+    return runs[:, -1] if runs.ndim == 2 else runs
+
+
+def best_of(summaries: Mapping[Any, Mapping[str, Any]], claimed: Sequence[Any], *, key: str,
+            minimise: bool, min_seeds: int = MIN_SEEDS) -> Verdict:
+    """:func:`best_setting` over ``summaries`` (``{label: summary over the same seeds}``) on
+    the final ``key``; an empty ``claimed`` (e.g. a grid without interior points) is
+    ``inconclusive: resolution``."""
+    if not list(claimed):
+        return inconclusive("resolution", "no claimed setting on the grid (e.g. a grid without interior points)")
+    labels = list(summaries)
+    runs = np.stack([final_values(summaries[k], key) for k in labels], axis=1)
+    return best_setting(runs, labels, claimed=list(claimed), minimise=minimise, min_seeds=min_seeds)
+
+
 def equivalent(a: Any, b: Any, *, margin: float, labels: Sequence[str] = ("a", "b"),
                min_seeds: int = MIN_SEEDS, level: float = LEVEL) -> Verdict:
     """Claim: ``a`` and ``b`` agree within ``margin`` (e.g. "loses nothing"), on the paired
@@ -291,6 +371,29 @@ def gate_diverged(diverged: Mapping[str, Any]) -> Optional[Verdict]:
         return inconclusive("diverged", f"compared run(s) diverged: {', '.join(bad)}",
                             stats={"diverged": bad})
     return None
+
+
+def untrained_accuracy(chance: float) -> float:
+    """The accuracy below which a run counts as untrained: it closes less than a tenth of the
+    gap from ``chance`` (a constant guess) to 1 (19 % on ten balanced classes)."""
+    return float(chance) + (1.0 - float(chance)) / 10.0
+
+
+def untrained(acc: float, *, chance: float) -> bool:
+    """Whether a final accuracy is below :func:`untrained_accuracy` (NaN counts as untrained)."""
+    acc = float(acc)
+    return not math.isfinite(acc) or acc < untrained_accuracy(chance)
+
+
+def gate_untrained(finals: Mapping[str, Any], *, limit: float, higher_is_better: bool) -> Optional[Verdict]:
+    """``inconclusive: diverged`` when some seed of some compared setting (``{label: final
+    values}``) ends not finite or on the wrong side of ``limit`` (e.g. a loss above the uniform
+    predictor's ln(classes), an accuracy below :func:`untrained_accuracy`): a comparison with a
+    model that did not train says nothing about the claim."""
+    def bad(v):
+        x = np.asarray(v, dtype=float)
+        return not np.all(np.isfinite(x)) or bool(np.any(x < limit if higher_is_better else x > limit))
+    return gate_diverged({k: bad(v) for k, v in finals.items()})
 
 
 def clopper_pearson(successes: int, trials: int, *, level: float = LEVEL) -> tuple[float, float]:

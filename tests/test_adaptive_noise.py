@@ -208,3 +208,35 @@ def test_the_filter_biases_the_noise_towards_the_update():
     noisy, _ = alg.perturb(u, slices=[("w", 0, 10)], c=15.0, p=0.0, generators=_gens(range(3000)))
     along = ((noisy - u) * u).sum(1) / (u * u).sum(1)
     assert float(along.mean()) == pytest.approx(th.filter_drift(dim=10, p=0, c=15), rel=0.05)
+
+
+# -- the chapter's verdict helpers (fldp.papers.adaptive_noise.claims) -----------------------------
+def test_untrained_and_diverged_runs_are_gated():
+    from fldp import verdicts as V
+    from fldp.papers.adaptive_noise import claims as cl
+
+    assert V.untrained(0.15, chance=0.1) and V.untrained(float("nan"), chance=0.1) and not V.untrained(0.2, chance=0.1)  # MNIST: below 19 %
+    assert V.untrained(0.78, chance=0.76) and not V.untrained(0.79, chance=0.76)      # Adult: a constant guess is 76 %
+    assert cl.diverged({"acc": [0.5, 0.9], "diverged_at": 3}) == 3
+    assert cl.diverged({"acc": [0.5, 0.064], "diverged_at": None}) == "untrained"
+    assert cl.diverged({"acc": 0.93, "diverged_at": None}) is None
+    v = V.gate_diverged({"DP": cl.diverged({"acc": 0.07}), "ours": cl.diverged({"acc": 0.95})})
+    assert v.label == "inconclusive: diverged" and v.stats["diverged"] == ["DP"]
+
+
+def test_label_attack_power_gate_needs_the_attack_to_beat_a_uniform_guess():
+    from fldp.papers.adaptive_noise import claims as cl
+
+    guess = [0.5, 0.6, 0.4, 0.7, 0.5, 0.6]
+    assert cl.gate_guess([0.1, 0.2, 0.1, 0.15, 0.1, 0.2], guess) is None                      # far better: power
+    assert cl.gate_guess([0.6, 0.7, 0.5, 0.8, 0.6, 0.7], guess).label == "inconclusive: no-power"  # worse than guessing
+    assert cl.gate_guess([0.5, 0.6, 0.4, 0.7, 0.5, 0.6], guess).label == "inconclusive: no-power"  # a tie
+
+
+def test_theorem1_law_verdict():
+    from fldp.papers.adaptive_noise import claims as cl
+
+    ok = {"0": {"var_ratio": 1.01, "normal_p": 0.4}, "0.2": {"var_ratio": 0.99, "normal_p": 0.05}}
+    assert cl.theorem1_law(ok).verdict == "holds"
+    assert cl.theorem1_law({**ok, "0.4": {"var_ratio": 1.05, "normal_p": 0.5}}).verdict == "fails"   # variance off 5 %
+    assert cl.theorem1_law({**ok, "0.4": {"var_ratio": 1.0, "normal_p": 0.001}}).verdict == "fails"  # not normal

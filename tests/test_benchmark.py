@@ -47,3 +47,22 @@ def test_accuracy_run_spends_its_target_and_the_paper_would_claim_less():
         bm.accuracy_run(scheme="dpsgd", task="adult-logreg", eps=4.0)
     with pytest.raises(ValueError, match="task='cifar'"):
         bm.accuracy_run(scheme="nbafl", task="cifar", eps=4.0)
+
+
+def test_same_ranking_holds_fails_on_a_counter_example_and_is_inconclusive_on_a_tie():
+    a, b = [0.9, 0.91, 0.92, 0.9, 0.93], [0.5, 0.52, 0.49, 0.5, 0.51]
+    same = {"t1": {"x": a, "y": b}, "t2": {"x": a, "y": b}}
+    assert bm.same_ranking(same).verdict == "holds"
+    flipped = {"t1": {"x": a, "y": b}, "t2": {"x": b, "y": a}}
+    v = bm.same_ranking(flipped)
+    assert v.verdict == "fails" and "x vs y" in v.why
+    tie = {"t1": {"x": a, "y": b}, "t2": {"x": a, "y": [0.9, 0.92, 0.91, 0.91, 0.92]}}
+    assert bm.same_ranking(tie).label == "inconclusive: spread"
+    assert bm.same_ranking({"t1": {"x": a[:2], "y": b[:2]}, "t2": {"x": a[:2], "y": b[:2]}}).label == "inconclusive: spread"  # 2 seeds
+    with pytest.raises(ValueError, match="at least two tasks"):
+        bm.same_ranking({"t1": {"x": a, "y": b}})
+
+
+def test_chance_accuracy_is_the_most_frequent_test_label():
+    chance = bm.chance_accuracy("adult-logreg", N=4, max_test=500)
+    assert 0.7 < chance < 0.8  # Adult: about 76 % earn at most 50K

@@ -47,6 +47,7 @@ def test_kept_params_are_the_final_model_exactly():
     model = ex.models.CNN(channels=(2, 2), hidden=8)
     w = torch.tensor(out["params"])
     assert w.dtype == torch.float32 and w.shape == (model.dim,)
+    assert out["attack_guesses"] > 0 and out["attack_guesses"] % 2 == 0  # members and as many non-members, for gate_power
     _, _, _, r = ex._train(**{k: v for k, v in cfg.items() if k not in ("aux_size", "num_shadows", "targets", "keep_params")},
                            dropout=0.0)
     assert torch.equal(w, r.history.params)

@@ -2,7 +2,6 @@
 fldp.plots.mean_band) and load (another notebook's saved results)."""
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import matplotlib
@@ -112,25 +111,6 @@ def test_load_quick_and_full_roots_differ(monkeypatch: pytest.MonkeyPatch):
     quick, full = (results.results_path("toy", "x", quick=q) for q in (True, False))
     assert quick == results.PROJECT_ROOT / "build/quick/results/toy/x.json"
     assert full == results.PROJECT_ROOT / "results/toy/x.json"
-
-
-def test_ordering_hand_values():
-    # means 3, 2, 1.5; stds (ddof=0) 1, 0, 0.5
-    out = results.ordering([[2.0, 4.0], [2.0, 2.0], [1.0, 2.0]])
-    assert out["gap"] == pytest.approx([1.0, 0.5])
-    assert out["z"] == pytest.approx([1.0 / math.sqrt(0.5), 0.5 / math.sqrt(0.125)])
-    assert out["apart"] == [False, False]  # min(a) = 2 is not above max(b) = 2
-    assert out["in_order"] and not out["beyond_spread"]
-    assert out["min_z"] == pytest.approx(1.0 / math.sqrt(0.5))
-
-
-def test_ordering_apart_and_reversed():
-    out = results.ordering([[3.0, 3.2], [2.0, 2.1], [0.5]])
-    assert out["apart"] == [True, True] and out["beyond_spread"]
-    rev = results.ordering([[1.0, 1.0], [2.0, 2.0]])  # zero spread, wrong order
-    assert rev["z"] == [-math.inf] and not rev["in_order"] and not rev["beyond_spread"]
-    with pytest.raises(ValueError, match="at least two"):
-        results.ordering([[1.0]])
 
 
 def test_markdown_table_hand_values():

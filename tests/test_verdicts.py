@@ -127,3 +127,96 @@ def test_verdict_vocabulary_is_closed():
         V.Verdict("inconclusive", "maybe")
     with pytest.raises(ValueError, match="only an inconclusive verdict"):
         V.Verdict("holds", "spread")
+
+
+# ------------------------------------------------------------------ one claim over several settings
+H, F, S = V.holds_if(True), V.holds_if(False), V.inconclusive("spread", "tie")
+
+
+def test_grid_neighbours():
+    grid = [10, 50, 100, 150, 200, 250, 500]
+    assert V.grid_neighbours(grid, 22) == [10, 50]
+    assert V.grid_neighbours(grid, 121) == [100, 150]
+    assert V.grid_neighbours(grid, 100) == [100]
+    assert V.grid_neighbours(grid, 0.7) == [10]
+    assert V.grid_neighbours(grid, 900) == [500]
+    with pytest.raises(ValueError, match="at least one point"):
+        V.grid_neighbours([], 3)
+
+
+def test_combine_all():
+    assert V.combine({"a": H, "b": H}).verdict == "holds"
+    assert V.combine({"a": H, "b": F, "c": S}).verdict == "fails"  # a counter-example decides
+    tie = V.combine({"a": H, "b": S})
+    assert (tie.verdict, tie.reason) == ("inconclusive", "spread")
+    assert V.combine({"a": S, "b": V.inconclusive("diverged", "nan")}).reason == "diverged"
+    with pytest.raises(ValueError, match="at least one"):
+        V.combine({})
+
+
+def test_combine_most():
+    assert V.combine({"a": H, "b": H, "c": F}, how="most").verdict == "holds"
+    assert V.combine({"a": F, "b": F, "c": H}, how="most").verdict == "fails"
+    assert V.combine({"a": H, "b": F}, how="most").verdict == "fails"  # half fail: not "most cases"
+    tie = V.combine({"a": H, "b": S, "c": S}, how="most")
+    assert (tie.verdict, tie.reason) == ("inconclusive", "spread")
+
+
+def test_final_values_keeps_the_seed_order():
+    summary = {"loss": {"runs": np.array([[3.0, 2.0], [3.0, 1.0], [3.0, 4.0]])}}
+    assert V.final_values(summary, "loss").tolist() == [2.0, 1.0, 4.0]
+    assert V.final_values({"acc": {"runs": np.array([0.5, 0.7])}}, "acc").tolist() == [0.5, 0.7]
+
+
+def _summary(finals):
+    return {"loss": {"runs": np.array([[2.3, f] for f in finals])}}
+
+
+def test_best_of_accounts_for_the_spread():
+    rng = np.random.default_rng(0)
+    clear = {T: _summary(base + rng.normal(0, 0.01, 6)) for T, base in ((10, 2.0), (50, 1.0), (100, 1.5))}
+    assert V.best_of(clear, [50], key="loss", minimise=True).verdict == "holds"
+    assert V.best_of(clear, [10, 100], key="loss", minimise=True).verdict == "fails"  # a counter-example
+    tie = {10: _summary([1.00, 1.02, 0.98, 1.01, 0.99, 1.00]), 50: _summary([1.01, 0.99, 1.00, 0.98, 1.02, 1.00])}
+    assert V.best_of(tie, [50], key="loss", minimise=True).verdict == "inconclusive"  # a constructed tie
+    few = {T: _summary([1.0, 1.1, 0.9]) for T in (10, 50)}
+    assert V.best_of(few, [50], key="loss", minimise=True).reason == "spread"  # 3 seeds cannot be judged
+    assert V.best_of(clear, [], key="loss", minimise=True).reason == "resolution"  # no interior point to claim
+
+
+def test_negate():
+    assert V.negate(H, "not monotone").verdict == "fails"
+    assert V.negate(F, "not monotone").verdict == "holds"
+    tie = V.negate(S, "not monotone")
+    assert (tie.verdict, tie.reason) == ("inconclusive", "spread")
+
+
+
+
+def _acc_summary(finals):
+    return {"acc": {"runs": np.array([[0.76, f] for f in finals])}}
+
+
+def test_best_of_maximises_accuracy_and_accounts_for_the_spread():
+    rng = np.random.default_rng(1)
+    clear = {Q: _acc_summary(base + rng.normal(0, 0.002, 6)) for Q, base in ((1, 0.80), (5, 0.84), (20, 0.70))}
+    assert V.best_of(clear, [5], key="acc", minimise=False).verdict == "holds"
+    assert V.best_of(clear, [1, 20], key="acc", minimise=False).verdict == "fails"  # a counter-example
+    tie = {1: _acc_summary([0.80, 0.82, 0.78, 0.81, 0.79, 0.80]), 5: _acc_summary([0.81, 0.79, 0.80, 0.78, 0.82, 0.80])}
+    assert V.best_of(tie, [5], key="acc", minimise=False).verdict == "inconclusive"  # a constructed tie
+    assert V.best_of(clear, [], key="acc", minimise=False).reason == "resolution"  # no interior point to claim
+    assert V.final_values(clear[1], "acc").shape == (6,)
+
+
+def test_combine_any_and_untrained_gate():
+    assert V.combine({"a": F, "b": H}, how="any").verdict == "holds"
+    assert V.combine({"a": F, "b": F}, how="any").verdict == "fails"
+    assert V.combine({"a": F, "b": S}, how="any").label == "inconclusive: spread"
+    with pytest.raises(ValueError, match="how='some'"):
+        V.combine({"a": H}, how="some")
+    # a loss above ln 10 (the uniform predictor's) or an accuracy below 19 % did not train
+    assert V.gate_untrained({"eps 1": [2.1, 2.5], "eps 10": [0.3, 0.4]}, limit=np.log(10),
+                            higher_is_better=False).stats["diverged"] == ["eps 1"]
+    assert V.gate_untrained({"a": [0.9, 0.91]}, limit=V.untrained_accuracy(0.1), higher_is_better=True) is None
+    assert V.untrained_accuracy(0.1) == pytest.approx(0.19)
+    assert V.gate_untrained({"a": [0.9, float("nan")]}, limit=0.19, higher_is_better=True).reason == "diverged"

@@ -1,6 +1,8 @@
-"""Shared helpers of the Sec. VI notebooks (05, 07): readings, the paired difference panel,
-ordering claims and the spend table, on synthetic summaries (no training)."""
+"""Shared helpers of the Sec. VI notebooks (05-08): readings, the paired difference panel,
+the checks and claims (paired orderings, argmins, power gates, collapsing one cause into one
+claim), the settings map's cells and the spend table, on synthetic numbers (no training)."""
 import math
+from types import SimpleNamespace
 
 import matplotlib
 import numpy as np
@@ -8,7 +10,7 @@ import pytest
 
 matplotlib.use("Agg")
 
-from fldp import results  # noqa: E402
+from fldp import results, verdicts as V  # noqa: E402
 from fldp.papers.wei2020 import algorithm as nbafl, simulations as sim  # noqa: E402
 
 
@@ -33,13 +35,146 @@ def test_curves_difference_panel_is_paired_by_seed():
     assert len(sim.curves({50: (noisy, None)}, "t", sim.eps_label).axes) == 2  # no baseline: two panels
 
 
-def test_order_claim_passes_only_beyond_the_spread():
+RISE = np.array([0.10, 0.12, 0.09, 0.11, 0.13])  # five paired seeds, all positive
+
+
+def test_order_claim_judges_paired_seeds_and_records_the_tags():
     rec = results.Recorder("toy", "x", quick=True)
-    sim.order_claim(rec, "a", "falls", [[3.0, 3.1], [2.0, 2.2]], ["hi", "lo"])
-    sim.order_claim(rec, "b", "falls", [[3.0, 1.9], [2.0, 2.2]], ["hi", "lo"])  # means in order, seeds overlap
-    a, b = rec.claims
-    assert a["passed"] and not b["passed"] and b["measured"]["in order on the means"] is True
-    assert a["measured"]["mean"] == {"hi": 3.05, "lo": 2.1}
+    lo = np.array([0.30, 0.50, 0.40, 0.60, 0.35])  # a wide spread between seeds, a clear paired difference
+    tags = dict(source="Remark 2", setting="reading", setting_note="C = 20, L = 1")
+    assert sim.order_claim(rec, "a", "falls", [lo + RISE, lo], ["hi", "lo"], **tags).verdict.verdict == "holds"
+    assert sim.order_claim(rec, "b", "falls", [lo, lo + RISE], ["hi", "lo"], **tags).verdict.verdict == "fails"
+    tie = sim.order_claim(rec, "c", "falls", [lo + [0.01, -0.01, 0.0, 0.02, -0.02], lo], ["hi", "lo"], **tags)
+    two = sim.order_claim(rec, "d", "falls", [[1.0, 1.1], [0.5, 0.6]], ["hi", "lo"], **tags)  # 2 seeds: no verdict
+    assert tie.verdict.label == two.verdict.label == "inconclusive: spread"
+    untrained = sim.order_claim(rec, "e", "falls", [lo + 3.0, lo], ["hi", "lo"], **tags)  # above ln 10: did not train
+    assert untrained.verdict.label == "inconclusive: diverged"
+    a = rec.claims[0]
+    assert (a["kind"], a["setting"], a["setting_note"], a["source"]) == ("paper", "reading", "C = 20, L = 1", "Remark 2")
+    assert a["falsifier"] and a["measured"]["mean"] == {"hi": round(float((lo + RISE).mean()), 5), "lo": 0.43}
+
+
+def test_noise_power_gate():
+    base = np.array([0.21, 0.25, 0.19, 0.23, 0.22])
+    assert sim.gate_noise_power({"all": (base + RISE, base)}) is None  # the noise moves the loss
+    tiny = base + [1e-5, -2e-5, 0.0, 1e-5, -1e-5]
+    gate = sim.gate_noise_power({"all": (tiny, base), "K-random": (tiny, base)})
+    assert gate.label == "inconclusive: no-power" and set(gate.stats) == {"all", "K-random"}
+    assert sim.gate_noise_power({"all": (tiny, base), "K-random": (base + RISE, base)}) is None  # one shows it
+
+
+def cal(**kw):
+    defaults = dict(eps=60, delta=0.01, C=20.0, L=1, N=50, K=None, T=50, m=1200, c=3.1, sigma_U=2e-3, sigma_D=0.0,
+                    rule="test")
+    return nbafl.Calibration(**{**defaults, **kw})
+
+
+def test_krandom_gate_needs_less_noise_than_all_clients():
+    # L = T: sigma_D = 0 for both, K-random only averages fewer uploads -> the claim cannot be tested
+    gate = sim.gate_krandom(cal(L=50), cal(L=50, K=20))
+    assert gate.label == "inconclusive: no-power" and gate.stats["broadcast noise K-random"] > gate.stats["broadcast noise all"]
+    # L = 1: the paper's own calibration gives all clients a server noise and K-random none
+    real = [nbafl.calibrate(eps=60, delta=0.01, C=20.0, L=1, N=50, T=50, m=1200, K=k) for k in (None, 20)]
+    assert real[0].sigma_D > 0 == real[1].sigma_D and sim.gate_krandom(*real) is None
+    assert sim.broadcast_noise(cal(sigma_U=3.0, sigma_D=4.0, N=9)) == pytest.approx(math.sqrt(16 + 1))
+
+
+def check(cid, verdict):
+    return sim.Check(cid, "s", "src", "f", verdict, {"mean": {"x": 1.0}})
+
+
+def test_collapse_gates_first_and_keeps_every_part():
+    parts = [check("Fig. 2", V.holds_if(True)), check("Fig. 6", V.inconclusive("spread", "few seeds"))]
+    power = V.inconclusive("no-power", "noise ~1e-3")
+    one = sim.collapse("all", "st", parts, source="Remarks", falsifier="f", gate=power, measured={"sigma": 1e-3})
+    assert one.verdict is power and one.measured["sigma"] == 1e-3
+    assert one.measured["Fig. 6"]["verdict"] == "inconclusive: spread" and one.measured["Fig. 2"]["mean"] == {"x": 1.0}
+    assert sim.collapse("all", "st", parts, source="s", falsifier="f").verdict.label == "inconclusive: spread"
+    with pytest.raises(ValueError, match="distinct"):
+        sim.collapse("all", "st", parts + parts[:1], source="s", falsifier="f")
+
+
+class FakeRunner(sim.Runner):
+    """A runner whose final losses are given (seeds x values) and whose data set has m = 1200."""
+
+    def __init__(self, L, losses, N=50, T=25):
+        super().__init__(sim.Reading(C=20.0, L=L), N=N, T=T, delta=0.01, seeds=range(5))
+        self.losses = losses
+
+    def fed(self, n, seed, sub):
+        return SimpleNamespace(m=1200)
+
+    def final_losses(self, eps, values, key, **kw):
+        return self.losses(eps, values, kw.get("K"))
+
+
+class NoRec:
+    def add(self, *a):
+        pass
+
+    def savefig(self, *a):
+        pass
+
+
+def test_fig_T_interior_minimum_and_krandom_gate():
+    T_list = [5, 10, 20, 30, 50]
+    bowl = np.array([0.5, 0.35, 0.30, 0.36, 0.45]) + (np.arange(5) * 0.01)[:, None]  # minimum at T = 20 for every seed
+    down = np.array([0.5, 0.4, 0.3, 0.2, 0.1]) + (np.arange(5) * 0.01)[:, None]  # falls through the grid
+    for curve, want in ((bowl, "holds"), (down, "fails")):
+        _, (interior, krandom) = sim.fig_T(FakeRunner("T", lambda e, v, k, c=curve: c + (0.05 if k else 0.0)), NoRec(),
+                                           eps_T=[60], T_list=T_list, K=20, K_eps=[60], name="t")
+        assert interior.verdict.verdict == want and interior.measured["eps = 60, K = 50"]["argmin_T"] in (20, 50)
+        assert krandom.verdict.label == "inconclusive: no-power"  # L = T: sigma_D = 0 for both schedules
+    _, (_, krandom) = sim.fig_T(FakeRunner(1, lambda e, v, k: bowl - (0.05 if k else 0.0)), NoRec(),
+                                eps_T=[60], T_list=T_list, K=20, K_eps=[60], name="t")
+    assert krandom.verdict.verdict == "holds"  # L = 1: K-random carries less noise, and it is below on every seed
+
+
+def test_fig_K_gated_at_L_is_T_and_judged_by_the_near_best_set():
+    K_list = [5, 10, 20, 30, 50]
+    rising = np.array([0.6, 0.45, 0.37, 0.34, 0.31]) + (np.arange(5) * 0.01)[:, None]  # best at K = N
+    _, gated = sim.fig_K(FakeRunner("T", lambda e, v, k: rising), NoRec(), eps_K=[50, 60], K_list=K_list, name="k")
+    assert gated.verdict.label == "inconclusive: no-power"
+    _, judged = sim.fig_K(FakeRunner(1, lambda e, v, k: rising), NoRec(), eps_K=[50], K_list=K_list, name="k")
+    assert judged.verdict.verdict == "fails" and judged.measured["eps = 50"]["argmin_K"] == 50
+    with pytest.raises(ValueError, match="K < N"):
+        sim.fig_K(FakeRunner(1, lambda e, v, k: rising[:, -1:]), NoRec(), eps_K=[50], K_list=[50], name="k")
+
+
+def test_separation_is_descriptive():
+    out = sim.separation([[2.0, 4.0], [2.0, 2.0], [1.0, 2.0]])
+    assert out["gap"] == [1.0, 0.5] and out["apart"] == [False, False] and not out["all_apart"]
+    assert out["z"][0] == pytest.approx(1.0 / math.sqrt(0.5)) and out["min_z"] == pytest.approx(out["z"][1])
+    assert sim.separation([[3.0, 3.2], [2.0, 2.1]])["all_apart"]
+    assert sim.separation([[1.0, 1.0], [2.0, 2.0]])["min_z"] == -math.inf
+    with pytest.raises(ValueError, match="two"):
+        sim.separation([[1.0]])
+
+
+def test_map_cell_row_and_verdict():
+    base = np.array([0.30, 0.50, 0.40, 0.60, 0.35])
+    row, verdict = sim.map_cell([base + 3 * RISE, base + 2 * RISE, base + RISE, base], [50, 60, 100], start=2.3)
+    assert verdict.verdict == "holds" and row["verdict"] == "holds" and row["in order"]
+    assert row["loss non-private"] == pytest.approx(base.mean()) and set(row) >= {"loss eps=50", "min z", "all seeds apart"}
+    assert row["progress"] == pytest.approx((2.3 - (base + RISE).mean()) / (2.3 - base.mean()))
+
+
+def test_side_by_side_finds_parts_of_a_collapsed_claim():
+    here = [{"id": "Remark 2 / Fig. 2"}, {"id": "Fig. 9"}, {"id": "new"}]
+    there = [{"id": "Fig. 9", "verdict": "fails", "reason": None, "measured": {}},
+             {"id": "all", "verdict": "inconclusive", "reason": "no-power",
+              "measured": {"Remark 2 / Fig. 2": {"verdict": "inconclusive: spread"}, "sigma": 1e-3}}]
+    assert sim.side_by_side(here, there) == {"Remark 2 / Fig. 2": "inconclusive: no-power [inconclusive: spread]",
+                                              "Fig. 9": "fails", "new": "--"}
+
+
+def test_setting_notes():
+    assert "clips" in sim.clipping_note(5.0, 10.0) and "rarely binds" in sim.clipping_note(20.0, 10.0)
+    off = {60: (None, cal(sigma_D=0.0))}
+    assert "is off" in sim.server_noise_note(off, off, 20)
+    assert "up to 0.001" in sim.server_noise_note({60: (None, cal(sigma_D=1e-3))}, off, 20)
+    runner = FakeRunner(1, None)
+    assert sim.reading_note(runner).startswith("C = 20, L = 1, lr = 0.05") and "5 seed(s)" in sim.reading_note(runner)
 
 
 def test_spend_table_matches_the_calibration():

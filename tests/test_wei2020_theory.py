@@ -405,3 +405,24 @@ def test_theorem2_best_contraction_hand_values():
     # no other mu does better
     for other in (1.6, 2.0, 2.9, 3.1, 5.0, 50.0):
         assert nt.theorem2_P(rho=1.0, B=1.0, mu=other, l=0.3) > 0.9
+
+
+# ------------------------------------------------------------------ Remark 5's verdict (notebook 04)
+def _row(K_star, K_min_valid, bound=1.0, bound_K_N=2.0):
+    return {"K_star": K_star, "K_min_valid": K_min_valid, "bound": bound, "bound_K_N": bound_K_N}
+
+
+def test_remark5_verdict_holds_fails_and_edge():
+    interior = {"eps=60, T=200": _row(30, 21), "eps=100, T=200": _row(35, 21)}
+    assert nt.remark5_verdict(rows=interior, N=50).verdict == "holds"
+    at_N = {**interior, "eps=50, T=120": _row(50, 21, bound=2.0, bound_K_N=2.0)}  # counter-example: K = N is best
+    assert nt.remark5_verdict(rows=at_N, N=50).verdict == "fails"
+    no_gain = {"eps=50, T=120": _row(30, 21, bound=2.0, bound_K_N=2.0)}  # a tie with K = N does not beat it
+    assert nt.remark5_verdict(rows=no_gain, N=50).verdict == "fails"
+    edge = {**interior, "eps=60, T=120": _row(21, 21)}  # the minimum at the edge of validity
+    v = nt.remark5_verdict(rows=edge, N=50)
+    assert (v.verdict, v.reason) == ("inconclusive", "resolution")
+    none = {"eps=60, T=25": _row(None, None, None, None)}
+    assert nt.remark5_verdict(rows=none, N=50).reason == "resolution"
+    with pytest.raises(ValueError, match="rows"):
+        nt.remark5_verdict(rows={}, N=50)

@@ -88,7 +88,9 @@ def membership(model, fd: FederatedData, r: alg.Run, *, scheme: str, kw: dict, s
     (adaptive CLT noise paper, Sec. 7.3.1): ``num_shadows`` shadows trained as one engine round
     from the same broadcast model through the same noise (a seed of its own, ``seeding.key(seed, "shadow_noise")``) on the first ``aux_size``
     test images; the ``targets`` largest uploaders attacked, members their own data against the
-    other test images.  Mean accuracy, F1 and empirical eps; per-class accuracy and F1 (NaN-mean)."""
+    other test images.  Mean accuracy, F1 and empirical eps; per-class accuracy and F1 (NaN-mean);
+    ``attack_guesses``: the guesses the scores rest on (members and non-members over the targets),
+    for :func:`fldp.verdicts.gate_power`."""
     aux, pool = (fd.x_test[:aux_size], fd.y_test[:aux_size]), (fd.x_test[aux_size:], fd.y_test[aux_size:])
     last = r.uploads
     cfg = alg.config(scheme=scheme, **settings, seed=seeding.key(seed, "shadow_noise"))
@@ -99,6 +101,7 @@ def membership(model, fd: FederatedData, r: alg.Run, *, scheme: str, kw: dict, s
                                    nonmembers=pool, seed=seed) for j in order]
     mean = lambda f: float(np.mean([f(o) for o in out]))
     return {"attack_acc": mean(lambda o: o.accuracy), "attack_f1": mean(lambda o: o.f1), "emp_eps": mean(lambda o: o.empirical_eps),
+            "attack_guesses": int(sum(o.num_members + o.num_nonmembers for o in out)),
             "per_class_acc": np.nanmean([o.per_class_accuracy for o in out], 0).tolist(),
             "per_class_f1": np.nanmean([o.per_class_f1 for o in out], 0).tolist()}
 

@@ -8,7 +8,8 @@ model's lambda, eps, Q, b, K, rounds, clipping, noise rule, step size, run seed,
 :func:`setting` builds one setting's configuration (every argument explicit, the seed left out);
 :func:`over_seeds` runs many settings over the seeds in ONE :func:`fldp.sweep.run_all` call (a
 parallel backend runs them side by side) and summarises each setting as
-:func:`fldp.results.over_seeds` does.
+:func:`fldp.results.over_seeds` does; :mod:`fldp.verdicts` turns the summaries into the
+register's verdicts (``final_values``, ``best_of``, ``combine``).
 """
 from __future__ import annotations
 
@@ -97,3 +98,6 @@ def constants_run(*, scheme: str, clients_per_class: Optional[str] = None, N: in
 
     fed = federated_data(N, scheme, clients_per_class, data_seed)
     return estimate.estimate_constants(models.BinaryLogReg.li2021(fed.x_train.shape[1], l2), fed, iters=iters).as_dict()
+
+
+# --------------------------------------------------------------------------- verdicts of 03_experiments

@@ -34,6 +34,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from fldp import verdicts as V
 from fldp.validate import choice, integer, open_unit, positive, probability
 
 try:  # the shared implementation, when fldp.mechanisms exists
@@ -49,7 +50,7 @@ __all__ = [
     "theorem2_second_derivative", "theorem2_second_derivative_fd", "theorem2_optimal_T",
     "krandom_b", "krandom_gamma", "krandom_T_min", "krandom_conditions", "sigma_downlink_krandom",
     "Theorem3Constants", "theorem3_alpha2", "theorem3_Q", "theorem3_mu_min", "theorem3_constants",
-    "theorem3_bound", "theorem3_optimal_K",
+    "theorem3_bound", "theorem3_optimal_K", "remark5_verdict",
 ]
 
 
@@ -514,3 +515,38 @@ def theorem3_optimal_K(*, T, eps, N, m, Theta, rho, beta, B, mu, l, c, scale=1.0
                          f"(eq. (69) or 0 < Q < 1 fails) at T={T}, eps={eps}")
     K_star = min(vals, key=vals.get)
     return K_star, vals[K_star], vals
+
+
+def remark5_verdict(*, rows, N):
+    """Wei et al. 2020, Remark 5 judged on Theorem 3's bound: "an optimal K in between 0 and N"
+    beats K = N.  ``rows`` maps a label (e.g. ``"eps=60, T=200"``) to
+    ``{"K_star", "bound", "bound_K_N", "K_min_valid"}`` from :func:`theorem3_optimal_K`
+    (``K_min_valid``: the smallest K where the bound exists; ``None`` entries where it exists
+    for no K).  Per row: **fails** when the minimum over K is at K = N or does not beat K = N;
+    **inconclusive (resolution)** when the bound exists for no K, or when K* is the smallest K
+    where it exists (the optimum sits at the edge of Lemma 4's validity / of 0 < Q < 1, where the
+    bound stops being defined, so it shows no trade-off); **holds** when K_min_valid < K* < N
+    and bound(K*) < bound(K = N).  Overall: fails if a row fails, holds if every row holds,
+    else inconclusive (resolution).  Returns a :class:`fldp.verdicts.Verdict`.
+    """
+    N = integer("N", N, 2)
+    if not rows:
+        raise ValueError("rows is empty: give at least one (eps, T) row of theorem3_optimal_K")
+    fails, edge, holds = [], [], []
+    for label, r in rows.items():
+        K, Kmin, b, bN = r.get("K_star"), r.get("K_min_valid"), r.get("bound"), r.get("bound_K_N")
+        if K is None:
+            edge.append(f"{label}: the bound exists for no K")
+        elif K == Kmin:
+            edge.append(f"{label}: K* = {K} is the smallest K where the bound exists")
+        elif K >= N or bN is None or not b < bN:
+            fails.append(f"{label}: K* = {K}, bound {b:.6g} vs {'undefined' if bN is None else f'{bN:.6g}'} at K = N")
+        else:
+            holds.append(label)
+    stats = {"fails": fails, "edge": edge, "holds": holds}
+    if fails:
+        return V.Verdict("fails", None, "; ".join(fails), stats)
+    if edge:
+        return V.inconclusive("resolution", f"{len(edge)} of {len(rows)} rows at the edge of validity: " + edge[0],
+                              stats=stats)
+    return V.holds_if(True, why=f"an interior K* < N beats K = N in all {len(rows)} rows", stats=stats)

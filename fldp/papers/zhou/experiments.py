@@ -8,7 +8,8 @@ so :class:`fldp.store.RunStore` keys it completely and a sweep's workers can imp
 :func:`setting` builds one setting's configuration (every argument explicit, the seed left out);
 :func:`over_seeds` runs many settings over the seeds in ONE :func:`fldp.sweep.run_all` call (a
 parallel backend runs them side by side) and summarises each setting as
-:func:`fldp.results.over_seeds` does.
+:func:`fldp.results.over_seeds` does; :mod:`fldp.verdicts` turns the summaries into the
+register's verdicts (``final_values``, ``best_of``, ``combine``).
 """
 from __future__ import annotations
 

@@ -410,7 +410,8 @@ def summary_lines(register: Register, link=lambda paper: None) -> list[str]:
         target = link(p)
         return f"[{cell(paper_name(p))}]({target})" if target else cell(paper_name(p))
 
-    lines = ["**Paper claims** (the paper states them), by the setting they were tested at:", "",
+    lines = ["**Paper claims** (the paper states them), by the setting they were tested at (papers "
+             "without any are left out):", "",
              "| Paper | Setting | Holds | Fails | Inconclusive (reasons) |", "|---|---|---|---|---|"]
     for p in papers:
         rows = [(s, _of(by_paper[p], "paper", s)) for s in ("paper", "reduced", "reading")]
@@ -419,8 +420,6 @@ def summary_lines(register: Register, link=lambda paper: None) -> list[str]:
             t = tally(cs)
             lines.append(f"| {name(p) if i == 0 else ''} | {SETTING_NAMES[s]} | {t['holds']} | {t['fails']} | "
                          f"{_reason_text(cs)} |")
-        if not rows:
-            lines.append(f"| {name(p)} | none | | | |")
     for kind, title in (("derived", "**Derived checks** (consequences of a paper's own mathematics):"),
                         ("diagnostic", "**Diagnostics** (the project's own findings, not paper claims):")):
         lines += ["", title, "", "| Paper | Holds | Fails | Inconclusive (reasons) |", "|---|---|---|---|"]

@@ -62,3 +62,16 @@ def test_the_store_gives_non_finite_numbers_back_exactly(tmp_path):
     assert back["snr"][0] == math.inf and math.isnan(back["snr"][2]) and back["snr"][3] == 1.0
     with pytest.raises(TypeError, match=r"unknown setting\(s\) \['bogus'\]"):
         ex.full_config(ex.utility_run, **TINY, bogus=1)
+
+
+def test_a_diverged_run_is_not_attacked():
+    """A run whose uploads stop being finite (lr far too large) ends with its round recorded and
+    no attack numbers, instead of failing the sweep (the notebook gates it as diverged)."""
+    import warnings
+
+    cfg = ex.full_config(ex.privacy_run, **{**TINY, "rounds": 3}, scheme="regular", lr=1e30, **ATTACK)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = ex.privacy_run(**cfg)
+    assert out["diverged_at"] is not None and out["attack_guesses"] == 0
+    assert math.isnan(out["attack_acc"]) and len(out["per_class_acc"]) == 10

@@ -20,6 +20,7 @@ ran (its store record keeps them, so a re-execution reports the same).
 """
 from __future__ import annotations
 
+import math
 import time
 from functools import lru_cache
 from typing import Any, Callable, Mapping, Optional, Sequence
@@ -117,7 +118,8 @@ def privacy_run(*, scheme: str, N: int, alpha: Optional[float], K: int, rounds: 
     as :func:`utility_run` (no dropout), then the membership attack on it (:func:`membership`).
     Returns the final test accuracy ``acc``, the ``curve`` at ``rounds``, the SNR per round, the
     round the run diverged in (or None), for DP the whole run's ``eps_run`` (accountant), the
-    attack's scores and, with ``keep_params``, the final global model ``params`` (a list)."""
+    attack's scores (NaN, with 0 guesses, when the run diverged: its uploads are not finite) and,
+    with ``keep_params``, the final global model ``params`` (a list)."""
     settings = dict(rounds=rounds, K=K, local_epochs=local_epochs, batch_size=batch_size, lr=lr, device=device)
     model, fd, kw, r = _train(scheme=scheme, N=N, alpha=alpha, seed=seed, subsample=subsample, max_test=max_test,
                               channels=channels, hidden=hidden, padding=padding, eval_every=eval_every, c=c, p=p,
@@ -127,8 +129,13 @@ def privacy_run(*, scheme: str, N: int, alpha: Optional[float], K: int, rounds: 
            "diverged_at": h.diverged_at}
     if scheme == "dp":
         out["eps_run"] = alg.dp_spent(h, eps=eps, dp=dp)["run_eps"]
-    out.update(membership(model, fd, r, scheme=scheme, kw=kw, settings=settings, seed=seed, aux_size=aux_size,
-                          num_shadows=num_shadows, targets=targets))
+    if h.diverged_at is None:
+        out.update(membership(model, fd, r, scheme=scheme, kw=kw, settings=settings, seed=seed, aux_size=aux_size,
+                              num_shadows=num_shadows, targets=targets))
+    else:  # a diverged run is not attacked (its last uploads are not finite): no attack numbers, no guesses
+        classes = int(fd.y_test.max()) + 1
+        out.update({"attack_acc": math.nan, "attack_f1": math.nan, "emp_eps": math.nan, "attack_guesses": 0,
+                    "per_class_acc": [math.nan] * classes, "per_class_f1": [math.nan] * classes})
     if keep_params:
         out["params"] = h.params.cpu().tolist()
     return out

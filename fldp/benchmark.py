@@ -277,3 +277,58 @@ def same_ranking(acc, *, min_seeds: Optional[int] = None):
     reason = "diverged" if "diverged" in reasons else "spread"
     return V.inconclusive(reason, f"{len(reasons)} pair(s) of schemes not ordered on some task (paired seeds); "
                                   f"rankings by mean: {means}", stats=stats)
+
+
+# -- 01_audit: the rows as audited, and the verdict of a paper's claim from its audit ----------------
+def zhou_gaussian_release(*, eps: float = 1.0, b: int = 1, T: int = 100, N: int = 10, d_i: int = 6000,
+                          delta: float = 1e-5) -> Release:
+    """FedSGD-DPC's Gaussian mechanism at the paper's Gaussian point (Zhou et al., Sec. VII:
+    eps in {0.1, 0.5, 1}, T = 100, b in {1, 5, 10}, q = 0.01, delta = 1e-5; N = 10 clients of
+    6,000 rows), Theorem 2's sigma with the classic c_2 (the paper leaves c_2 out)."""
+    cal = zhou.calibrate(mechanism="gaussian", eps=eps, delta=delta, rule="paper", b=b, T=T, N=N, d_i=d_i)
+    return Release("FedSGD-DPC (gaussian)", f"paper: eps {eps:g}, b = {b}, T = {T}", "gaussian", cal.scale,
+                   cal.sensitivity, cal.replies_max, cal.q, f"({eps:g}, {delta:g})-DP per client (Theorem 2, c_2 classic)",
+                   eps, delta, cal.eps_run)
+
+
+def audited_releases(**kw) -> List[Release]:
+    """:func:`releases` (same keywords) as ``01_audit`` audits them: FedSGD-DPC's Gaussian row at
+    the paper's Gaussian point (:func:`zhou_gaussian_release`; :func:`releases` puts it at the
+    Laplace runs' eps 5, b = 5, T = 50), and NbAFL's row labelled for what is audited: the T = 25
+    uploads composed, each with the noise the paper's sigma_U = c L Ds_U / eps gives at L = 1."""
+    from dataclasses import replace
+
+    out = []
+    for r in releases(**kw):
+        if r.setting.startswith("paper") and r.scheme == "FedSGD-DPC (gaussian)":
+            r = zhou_gaussian_release()
+        elif r.setting.startswith("paper") and r.scheme == "NbAFL":
+            r = replace(r, setting=f"paper: eps 60, L = 1, T = {r.rounds} uploads",
+                        claim=f"(60, 0.01)-DP per client, read for the run: {r.rounds} uploads composed, each with "
+                              "the noise of one exposure (L = 1)")
+        out.append(r)
+    return out
+
+
+def audit_verdict(row: dict):
+    """The verdict of a paper's claim from its row of :func:`audit_release`: ``inconclusive:
+    resolution`` when the claimed eps lies beyond what the audit's trials can certify; ``fails``
+    when the certified lower bound exceeds the claim; otherwise ``holds`` only where the
+    accountant's eps for the same releases is within the claim too (a proof), and ``inconclusive:
+    no-power`` where it is not: an audit that stays below the claim is no evidence for it when the
+    same releases spend more by the accountant (the audit is too small to reach it)."""
+    from . import verdicts as V
+
+    low, claim, up = float(row["audit eps (lower)"]), float(row["claimed eps"]), float(row["accountant eps (upper)"])
+    stats = {"lower": low, "claimed": claim, "accountant": up, "resolution": float(row["audit resolution"])}
+
+    def decide():
+        if low > claim:
+            return V.Verdict("fails", None, f"certified lower bound {low:.3g} above the claimed {claim:g}", stats)
+        if up <= claim * (1 + 1e-9):
+            return V.Verdict("holds", None, f"certified lower bound {low:.3g} and accountant {up:.3g} within the claimed "
+                                            f"{claim:g}", stats)
+        return V.inconclusive("no-power", f"certified lower bound {low:.3g} within the claimed {claim:g}, but the accountant "
+                                          f"says the same releases spend {up:.3g}: the audit does not reach it", stats=stats)
+
+    return V.first(V.gate_resolution(claim, limit=row["audit resolution"], what="the claimed eps"), decide)

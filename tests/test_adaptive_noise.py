@@ -240,3 +240,43 @@ def test_theorem1_law_verdict():
     assert cl.theorem1_law(ok).verdict == "holds"
     assert cl.theorem1_law({**ok, "0.4": {"var_ratio": 1.05, "normal_p": 0.5}}).verdict == "fails"   # variance off 5 %
     assert cl.theorem1_law({**ok, "0.4": {"var_ratio": 1.0, "normal_p": 0.001}}).verdict == "fails"  # not normal
+
+
+# -- Theorem 1 at a layer of given size, one fixed update direction (01_scheme) --------------------
+def test_fixed_direction_aggregate_draws_what_perturb_draws():
+    d, n = 10, 3000
+    u = torch.zeros(n, d, dtype=torch.float64)
+    u[:, 0] = 1.0  # every update along e_1
+    noisy, _ = alg.perturb(u, slices=[("w", 0, d)], c=2.0, p=0.0, generators=_gens(range(n)))
+    r = ((noisy - u) / (2.0 / math.sqrt(d))).numpy()  # one client: Theorem 1's std is c ||u|| / sqrt(d)
+    sim = th.fixed_direction_aggregate(dim=d, K=1, c=2.0, p=0.0, trials=n, seed=0)
+    assert stats.ks_2samp(r[:, 0], sim["along"]).pvalue > 0.01
+    assert stats.ks_2samp(r[:, 1], sim["across"]).pvalue > 0.01
+
+
+def test_fixed_direction_aggregate_by_hand():
+    # no filter: both elements standardised to mean 0, variance 1; one client in 10 dimensions is a
+    # sphere coordinate, excess kurtosis -6 / (d + 2) = -0.5
+    one = th.theorem1_elements(**th.fixed_direction_aggregate(dim=10, K=1, c=3.0, trials=20_000, seed=1))
+    assert one["mean_along_ci"][0] < 0 < one["mean_along_ci"][1]
+    assert one["var_along"] == pytest.approx(1.0, abs=0.05) and one["var_across"] == pytest.approx(1.0, abs=0.05)
+    assert one["kurtosis_across"] == pytest.approx(-0.5, abs=0.12) and one["normal_p_across"] < 1e-6
+    # the filter at p = 0, K equal clients: the element along the update has mean sqrt(K d) E[cos | cos > 0]
+    K, d = 8, 64
+    f = th.theorem1_elements(**th.fixed_direction_aggregate(dim=d, K=K, c=3.0, p=0.0, trials=4000, norms=[1.0] * K, seed=2))
+    assert f["mean_along"] == pytest.approx(math.sqrt(K * d) * th.filter_drift(dim=d, p=0.0), rel=0.03)
+    assert f["var_across"] == pytest.approx(1.0, abs=0.08)  # across the update the variance is Theorem 1's
+    with pytest.raises(ValueError, match="norms"):
+        th.fixed_direction_aggregate(dim=10, K=2, c=1.0, trials=5, norms=[1.0])
+    with pytest.raises(ValueError, match="at least 20 trials"):
+        th.theorem1_elements(along=[0.0] * 5, across=[0.0] * 5)
+
+
+def test_the_filters_tries_follow_the_exact_angle_law():
+    # 05_efficiency reports this ratio instead of judging it: the tries of alg.perturb are geometric
+    # with mean 1 / P(angle < theta_thres) (theory.expected_tries)
+    slices = [("a", 0, 10), ("b", 10, 42)]
+    u = torch.randn(4000, 42, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+    _, tries = alg.perturb(u, slices=slices, c=5.0, p=-1.0, generators=_gens(range(4000)))
+    for j, (_, a, b) in enumerate(slices):
+        assert float(tries[:, j].double().mean()) == pytest.approx(th.expected_tries(dim=b - a, p=-1.0), rel=0.06)

@@ -66,3 +66,26 @@ def test_same_ranking_holds_fails_on_a_counter_example_and_is_inconclusive_on_a_
 def test_chance_accuracy_is_the_most_frequent_test_label():
     chance = bm.chance_accuracy("adult-logreg", N=4, max_test=500)
     assert 0.7 < chance < 0.8  # Adult: about 76 % earn at most 50K
+
+
+def test_audited_releases_put_zhou_at_its_gaussian_point_and_label_nbafl():
+    rows = {(r.scheme, r.setting.split(":")[0]): r for r in bm.audited_releases(unified_eps=4.0, unified_delta=1e-5)}
+    assert len(rows) == len({(r.scheme, r.setting.split(":")[0]) for r in bm.releases()})  # the same rows, two replaced
+    gau = rows["FedSGD-DPC (gaussian)", "paper"]  # Sec. VII: eps 1, b = 1, T = 100, q = 0.01
+    assert gau.claim_eps == 1.0 and gau.rounds == 10 and gau.sampling_prob == 0.01  # b T / N = 10 replies
+    c2 = math.sqrt(2 * math.log(1.25 / 1e-5))   # Theorem 2: sigma = c_2 xi_2 sqrt(b T log(1/delta)) / (d_i eps sqrt(N))
+    assert gau.scale == pytest.approx(c2 * 10 * math.sqrt(100 * math.log(1e5)) / (6000 * math.sqrt(10)))
+    assert gau.accountant_eps == pytest.approx(3.927, abs=0.01)  # zhou/03: eq. (5) spends 3.93 at eps = 1
+    nb = rows["NbAFL", "paper"]
+    assert nb.rounds == 25 and "25 uploads composed" in nb.claim and "one exposure" in nb.claim
+
+
+def test_audit_verdict_refutes_only_what_the_audit_certifies():
+    row = lambda low, claim, up, res=10.0: {"audit eps (lower)": low, "claimed eps": claim, "accountant eps (upper)": up,
+                                            "audit resolution": res}
+    assert bm.audit_verdict(row(1.7, 0.5, 2.0)).verdict == "fails"
+    assert bm.audit_verdict(row(0.3, 0.5, 0.5)).verdict == "holds"                      # the accountant proves it
+    assert bm.audit_verdict(row(0.99, 1.0, 3.9)).label == "inconclusive: no-power"     # below the claim, spends more
+    assert bm.audit_verdict(row(9.0, 60.0, 4884.0)).label == "inconclusive: resolution"
+    r = bm.audit_release(bm.zhou_gaussian_release(), trials=20_000)                   # the audit stays below the accountant
+    assert r["lower <= upper"] and bm.audit_verdict(r).label == "inconclusive: no-power"

@@ -177,3 +177,23 @@ def test_constants_on_a_problem_with_known_answers():
     w = math.sqrt(c.w0_dist_sq)
     r = np.mean([(1 / (1 + math.exp(-w * xi)) - yi) * xi for xi, yi in [(1, 1), (2, 1), (-1, 0), (-2, 0)]])
     assert r + 0.1 * w == pytest.approx(0.0, abs=1e-8)
+
+
+def test_audit_upload_refutes_eq9_at_the_papers_setting():
+    """One upload at Sec. 4's Q = 10, b = 1, n_k = 325, eps = 0.5: the audit certifies more than
+    the claimed 0.5 and no more than the accountant's upper bound for the same upload."""
+    r = alg.audit_upload(eps=0.5, delta=1e-4, Q=10, b=1, n_k=325, trials=200_000, seed=0)
+    upper = alg.run_eps(z=r["z"], Q=10, b=1, n_k=325, uploads=1, delta=1e-4)["eps"]
+    assert 0.5 < r["eps_lower"] <= min(upper, r["resolution"])
+    assert r["inclusion"] == pytest.approx(th.inclusion_prob(b=1, n_k=325, Q=10))
+    assert r == alg.audit_upload(eps=0.5, delta=1e-4, Q=10, b=1, n_k=325, trials=200_000, seed=0)
+
+
+def test_audit_upload_stays_below_the_upper_bound_where_eq9_is_ample():
+    """At b = 32 (q near 1) eq. (9)'s noise is ample (the accountant's eps is below the target):
+    a sound audit cannot certify more than that upper bound."""
+    r = alg.audit_upload(eps=0.5, delta=1e-4, Q=10, b=32, n_k=325, trials=100_000, seed=1)
+    upper = alg.run_eps(z=r["z"], Q=10, b=32, n_k=325, uploads=1, delta=1e-4)["eps"]
+    assert upper < 0.5 and r["eps_lower"] <= upper
+    with pytest.raises(ValueError):
+        alg.audit_upload(eps=0.5, delta=1e-4, Q=10, b=1, n_k=325, trials=4)

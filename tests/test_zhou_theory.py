@@ -591,3 +591,14 @@ def test_implied_gamma_by_hand_and_round_trip():
     assert zt.implied_gamma(T_a=Ta, eps_a=1.0, T_b=Tb, eps_b=10.0) == pytest.approx(3.0, rel=1e-9)
     with pytest.raises(ValueError, match="T_a"):
         zt.implied_gamma(T_a=1, eps_a=1, T_b=4, eps_b=2)
+
+
+def test_first_step_reading():
+    # mu: the first step's smallest client secant; lam: the largest eigenvalue at the first point
+    mu, lam = zt.first_step_reading(hessian_top=[[4.0, 6.0, 5.0], [8.0, 9.0, 7.0]], secant_min_per_step=[0.5, 0.3, 0.2])
+    assert (mu, lam) == (0.5, 6.0)
+    assert zt.gamma_of(mu=mu, lam=lam) == pytest.approx(24.0)  # 2 * 6 / 0.5
+    with pytest.raises(ValueError):
+        zt.first_step_reading(hessian_top=[4.0, 6.0], secant_min_per_step=[0.5])
+    with pytest.raises(ValueError):
+        zt.first_step_reading(hessian_top=[[4.0]], secant_min_per_step=[0.0])

@@ -222,3 +222,56 @@ def descent_probability(*, c: float, K: int, dim: int, rho: float = 1.0, dropout
     noise = c * unit(torch.randn(trials, k, dim, generator=g, dtype=torch.float64))
     ok = torch.linalg.vector_norm(noise.sum(1), dim=-1) <= torch.linalg.vector_norm(updates.sum(1), dim=-1)
     return float(ok.double().mean())
+
+
+# -- Theorem 1 at a layer of given size, one fixed update direction ---------------------------------
+def fixed_direction_aggregate(*, dim: int, K: int, c: float, p=None, trials: int, norms=None,
+                              seed: int = 0) -> dict:
+    """Theorem 1 at one layer of ``dim`` parameters by exact simulation, every client's update
+    along the layer's first axis e_1 (a fixed direction, norms ``norms``, default 1; equal
+    weights n_k/n = 1/K, the paper's "same amount of data").  Client k's noise is
+    r_k = c ||Delta w_k|| z / ||z||, z ~ N(0, I_dim), redrawn until its angle to the update
+    passes theta_thres(dim, p) (``p=None``: no filter), as :func:`fldp.papers.adaptive_noise.
+    algorithm.perturb` draws it (``reading="noise"``); only the two elements read here are
+    drawn, with ||z||^2 = z_1^2 + z_2^2 + a chi^2 of dim - 2 degrees of freedom (the same law).
+    Returns, per trial, the aggregate's element along the update (``along``, R_1) and one
+    element across it (``across``, R_2), each divided by Theorem 1's std
+    sqrt(sum_k (1/K)^2 sigma_k^2), sigma_k = :func:`noise_std`: under Theorem 1 both are N(0, 1)."""
+    d = validate.integer("dim", dim, 2)
+    K = validate.integer("K", K, 1)
+    c = validate.positive("c", c)
+    trials = validate.integer("trials", trials, 1)
+    n = np.ones(K) if norms is None else np.asarray(norms, dtype=float).ravel()
+    if n.shape != (K,) or (n <= 0).any():
+        raise ValueError(f"norms needs K={K} positive entries (got {n.tolist()})")
+    rng = seeding.numpy_rng(int(seed), "trials", 2, d, K)
+    lo = -math.inf if p is None else math.cos(math.radians(threshold(dim=d, p=p)))
+    z1, z2, rest = (np.empty((trials, K)) for _ in range(3))
+    todo = np.ones((trials, K), dtype=bool)
+    while todo.any():  # redraw the rejected clients only (a geometric number of tries each)
+        m = int(todo.sum())
+        a, b = rng.standard_normal(m), rng.standard_normal(m)
+        s = rng.chisquare(d - 2, m) if d > 2 else np.zeros(m)
+        z1[todo], z2[todo], rest[todo] = a, b, s
+        cos = z1 / np.sqrt(z1 ** 2 + z2 ** 2 + rest)
+        todo &= ~(cos > lo)
+    length = np.sqrt(z1 ** 2 + z2 ** 2 + rest)
+    sd = math.sqrt(aggregate_noise_variance(weights=np.full(K, 1.0 / K),
+                                            sigmas=[noise_std(c=c, update_norm=float(v), dim=d) for v in n]))
+    scale = c * n[None, :] / K / sd
+    return {"along": (scale * z1 / length).sum(axis=1), "across": (scale * z2 / length).sum(axis=1)}
+
+
+def theorem1_elements(*, along, across) -> dict:
+    """The numbers Theorem 1 is judged on, from :func:`fixed_direction_aggregate`'s standardised
+    elements (``th.theorem1_elements(**sim)``): the mean along the update and its 95 %
+    t-interval, both variances (Theorem 1: 1), the excess kurtosis across it (one client's
+    noise, a sphere coordinate: -6 / (d + 2)) and D'Agostino's normality p-value of each element."""
+    along, across = np.asarray(along, dtype=float).ravel(), np.asarray(across, dtype=float).ravel()
+    if along.size < 20 or across.size < 20:
+        raise ValueError(f"along and across need at least 20 trials each (got {along.size} and {across.size})")
+    half = float(stats.t.ppf(0.975, along.size - 1) * along.std(ddof=1) / math.sqrt(along.size))
+    return {"mean_along": float(along.mean()), "mean_along_ci": [float(along.mean()) - half, float(along.mean()) + half],
+            "var_along": float(along.var(ddof=1)), "var_across": float(across.var(ddof=1)),
+            "kurtosis_across": float(stats.kurtosis(across)),
+            "normal_p_along": float(stats.normaltest(along).pvalue), "normal_p_across": float(stats.normaltest(across).pvalue)}

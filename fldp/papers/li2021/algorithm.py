@@ -280,3 +280,45 @@ def spent(history, cal: Calibration) -> dict:
     worst = max(best, key=best.get)
     return {"eps": best[worst], "amplified": max(amp.values()), "unamplified": max(plain.values()),
             "uploads_max": max(tally.values()), "worst_client": worst, "eps_claim": cal.eps}
+
+
+def audit_upload(*, eps: float, delta: float, Q: int, b: int, n_k: int, trials: int, alpha: float = 0.05,
+                 seed: int = 0) -> dict:
+    """A simulated audit of ONE upload under eq. (9)'s noise: a certified *lower* bound on its eps.
+
+    The canary is a row whose presence moves the upload by Lemma 1's Df along one coordinate
+    (the paper's own sensitivity: the audit checks eq. (9)'s calibration, not whether a real
+    row can move an upload that far); it is in the upload's Q mini-batches with probability
+    1 - (1 - b/n_k)^Q (eq. (7)); the noise is eq. (9)'s sigma = z Df.  If eq. (9) made the
+    upload (eps, delta)-DP, every mechanism with that sensitivity and sampling would be, this
+    one included.  :func:`fldp.audit.simulate` draws ``trials`` uploads without and with the
+    canary, scored by the exact likelihood ratio; the threshold is chosen on the first half of
+    each side, on a grid that reaches the rarest tails (at Q = b = 1 the canary is in 0.3 % of
+    the uploads, finer than :func:`fldp.audit.audit_scores`' 0.5 % quantile grid), and the
+    Clopper-Pearson counts on the second half certify eps >= ``eps_lower`` with confidence
+    1 - ``alpha`` (:func:`fldp.audit.eps_from_rates`).  ``resolution``: what perfect
+    separation of the second half would certify.
+    """
+    from ... import audit
+
+    trials = validate.integer("trials", trials, 8)
+    q = th.sampling_ratio(b=b, n_k=n_k, Q=Q)
+    z = th.sigma_eq9(eps=eps, delta=delta, q=q, sensitivity_df=1.0)
+    p_in = th.inclusion_prob(b=b, n_k=n_k, Q=Q)
+    s_out, s_in = audit.simulate(noise="gaussian", scale=z, sensitivity=1.0, rounds=1, trials=trials,
+                                 sampling_prob=p_in, seed=seed)
+    h = trials // 2
+
+    def bound(out, inn, t):
+        tp, fp = int((inn >= t).sum()), int((out >= t).sum())
+        tpr_lo = audit.clopper_pearson(tp, len(inn), alpha=alpha)[0]
+        fpr_hi = audit.clopper_pearson(fp, len(out), alpha=alpha)[1]
+        return audit.eps_from_rates(tpr=tpr_lo, fpr=fpr_hi, delta=delta), tp, fp
+
+    sel = np.concatenate([s_out[:h], s_in[:h]])
+    levels = np.r_[np.linspace(0.0, 1.0, 201), 1.0 - np.geomspace(1.0 / sel.size, 0.5, 200)]
+    t = max(np.unique(np.quantile(sel, levels)), key=lambda c: bound(s_out[:h], s_in[:h], c)[0])
+    eps_lower, tp, fp = bound(s_out[h:], s_in[h:], t)
+    n = trials - h
+    return {"eps_lower": eps_lower, "resolution": audit.max_certifiable_eps(n, alpha=alpha, delta=delta),
+            "tp": tp, "fp": fp, "n": n, "threshold": float(t), "z": z, "inclusion": p_in, "alpha": alpha}

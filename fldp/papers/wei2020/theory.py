@@ -550,3 +550,49 @@ def remark5_verdict(*, rows, N):
         return V.inconclusive("resolution", f"{len(edge)} of {len(rows)} rows at the edge of validity: " + edge[0],
                               stats=stats)
     return V.holds_if(True, why=f"an interior K* < N beats K = N in all {len(rows)} rows", stats=stats)
+
+
+# ------------------------------------------------------------------ appended (issue 21, round 2)
+__all__ += ["uplink_exposures_privacy", "remark5_verdict_nonvacuous"]
+
+
+def uplink_exposures_privacy(*, eps, delta, L):
+    """Wei et al. 2020, Sec. III-A: the exact privacy of a client's ``L`` uplink exposures
+    when each carries Gaussian noise ``sigma_U = c L Ds_U / eps``, ``c = sqrt(2 ln(1.25/delta))``
+    (the paper's "considering L exposures ... sigma_U = c L Ds_U/eps").
+
+    ``L`` Gaussian releases of std ``sigma_U`` and sensitivity ``Ds_U`` compose exactly into one
+    Gaussian release of sensitivity ``sqrt(L) Ds_U``; its exact profile (Balle & Wang 2018,
+    Thm 8) gives the true delta at ``eps`` and the eps really bought at ``delta``.  Both depend
+    on ``sigma_U / Ds_U = c L / eps`` only, not on C or m.  Returns ``(true_delta, eps_really)``;
+    the paper's guarantee holds when ``true_delta <= delta``.
+    """
+    from fldp import mechanisms as M
+
+    positive("eps", eps)
+    open_unit("delta", delta)
+    L = integer("L", L, 1)
+    z = gaussian_c(delta=delta) * L / eps  # sigma_U / Ds_U
+    return float(M.gaussian_delta(eps, z, math.sqrt(L))), float(M.gaussian_eps(z, delta, math.sqrt(L)))
+
+
+def remark5_verdict_nonvacuous(*, rows, N, Theta):
+    """Wei et al. 2020, Remark 5 judged as :func:`remark5_verdict`, with a power gate: a row (``{"K_star", "bound", "bound_K_N",
+    "K_min_valid"}``) whose bound at its best K is already ``>= Theta`` (the optimality gap at
+    the start, Wei et al. 2020 eq. (17)/(23) at T = 0) is vacuous: both bounds promise no
+    progress, so their ordering says nothing about Remark 5.  Vacuous rows are set aside;
+    when every row is vacuous the verdict is ``inconclusive: no-power``, otherwise
+    :func:`remark5_verdict` on the rest.  Returns a :class:`fldp.verdicts.Verdict`.
+    """
+    positive("Theta", Theta)
+    if not rows:
+        raise ValueError("rows is empty: give at least one (eps, T) row of theorem3_optimal_K")
+    vacuous = [k for k, r in rows.items() if r.get("bound") is not None and r["bound"] >= Theta]
+    rest = {k: r for k, r in rows.items() if k not in vacuous}
+    if not rest:
+        lo = min(rows[k]["bound"] for k in vacuous)
+        return V.inconclusive("no-power", f"all {len(rows)} rows vacuous: the smallest bound over K is {lo:.6g} "
+                                          f">= Theta = {Theta:.6g}, at K* and at K = N alike", stats={"vacuous": vacuous})
+    v = remark5_verdict(rows=rest, N=N)
+    why = v.why + (f" ({len(vacuous)} vacuous rows, bound >= Theta, set aside)" if vacuous else "")
+    return V.Verdict(v.verdict, v.reason, why, {**v.stats, "vacuous": vacuous})

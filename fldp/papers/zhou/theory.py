@@ -768,3 +768,27 @@ def implied_gamma(*, T_a: float, eps_a: float, T_b: float, eps_b: float) -> floa
     if den == 0:
         raise ValueError(f"T_a={T_a!r}, T_b={T_b!r} are out of range: T_a/eps_a^2 must differ from T_b/eps_b^2")
     return (T_b**2 * eps_a**2 - T_a**2 * eps_b**2) / den
+
+
+def first_step_reading(*, hessian_top, secant_min_per_step) -> tuple[float, float]:
+    """``(mu, lam)``: the best-conditioned reading of Assumptions 3-4 that a training trajectory
+    allows, from its first step alone: mu the smallest secant curvature over the clients on the
+    first step, lam the largest Hessian eigenvalue over the clients at the first point.
+
+    Source: Zhou et al., Assumptions 3-4 and gamma = 2 lam/mu (Theorem 3).  A constant of strong
+    convexity is at most every secant <grad F_i(b) - grad F_i(a), b - a>/||b - a||^2 and one of
+    smoothness at least every Hessian eigenvalue, so constants valid on the first step give
+    gamma >= 2 lam/mu of this reading; constants valid on the whole trajectory (the readings of
+    :mod:`fldp.papers.zhou.estimate`) give a larger one.  ``hessian_top[j][i]``: point j (0 the
+    start), client i; ``secant_min_per_step[t]``: the smallest client secant of step t.
+    """
+    h = np.asarray(hessian_top, dtype=float)
+    s = np.asarray(secant_min_per_step, dtype=float).ravel()
+    if h.ndim != 2 or h.size == 0 or s.size == 0:
+        raise ValueError(f"hessian_top must be [points][clients] and secant_min_per_step non-empty, got shapes "
+                         f"{h.shape} and {s.shape}")
+    mu, lam = float(s[0]), float(h[0].max())
+    if not (0 < mu <= lam):
+        raise ValueError(f"mu={mu!r}, lam={lam!r} are out of range: need 0 < mu <= lam (a positive secant no "
+                         "larger than the largest eigenvalue)")
+    return mu, lam

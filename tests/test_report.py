@@ -217,3 +217,23 @@ def test_committed_readme_summary_is_up_to_date():
     assert report.README_BEGIN in readme, "README.md lost its register summary markers"
     assert report.readme_with_summary(readme, report.collect(ROOT / "results")) == readme, \
         "README.md's register summary is out of date: run `fldp report` (or `make report`) and commit it"
+
+
+def test_every_committed_claim_is_in_the_register_form():
+    """Every claim of the committed full-mode results has a kind, a setting (with its note where
+    it is not the paper's), a verdict (with a reason exactly when inconclusive) and a falsifier;
+    a paper claim cites its source."""
+    from fldp import verdicts as V
+
+    register = report.collect(ROOT / "results")
+    assert register.entries and not register.unreadable
+    for e in register.entries:
+        ids = [c.get("id") for c in e.claims]
+        assert len(ids) == len(set(ids)), f"{e.path}: a claim id twice"
+        for c in e.claims:
+            where = f"{e.path.relative_to(ROOT)}: {c.get('id')}"
+            assert report.migrated(c) and "passed" not in c, f"{where} is not in the register form"
+            assert c["kind"] in V.KINDS and c["setting"] in V.SETTINGS and c["verdict"] in V.VERDICTS, where
+            assert (c["reason"] in V.REASONS) == (c["verdict"] == "inconclusive"), where
+            assert c["falsifier"].strip() and (c["setting"] == "paper" or c["setting_note"].strip()), where
+            assert c["kind"] != "paper" or c["source"].strip(), where

@@ -230,7 +230,11 @@ def test_every_committed_claim_is_in_the_register_form():
     for e in register.entries:
         ids = [c.get("id") for c in e.claims]
         assert len(ids) == len(set(ids)), f"{e.path}: a claim id twice"
-        for c in e.claims:
+        old = [c for c in e.claims if not report.migrated(c)]
+        # A notebook whose full-mode results predate the register form is listed as a whole as
+        # "not yet migrated" (REPORT.md withholds its old verdicts); never half of one.
+        assert not old or len(old) == len(e.claims), f"{e.path}: old-form and register-form claims mixed"
+        for c in e.claims if not old else []:
             where = f"{e.path.relative_to(ROOT)}: {c.get('id')}"
             assert report.migrated(c) and "passed" not in c, f"{where} is not in the register form"
             assert c["kind"] in V.KINDS and c["setting"] in V.SETTINGS and c["verdict"] in V.VERDICTS, where

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Optional, Union
 
 from . import __version__
-from .results import _jsonable, atomic_write_bytes, output_root
+from .results import PROJECT_ROOT, _jsonable, atomic_write_bytes, interactive, output_root
 
 FORMAT = 1
 FRESH_ENV = "FLDP_FRESH"
@@ -225,5 +225,8 @@ def fresh_default() -> bool:
 
 
 def default_store(quick: bool) -> RunStore:
-    """``<output root>/results/runs``: results/runs/ in full mode, build/quick/results/runs/ in quick mode."""
-    return RunStore(output_root(quick) / "results" / "runs")
+    """``results/runs/`` in full mode (an interactive run shares it: runs are keyed by their whole
+    configuration, and the store is not committed), ``build/quick/results/runs/`` in quick mode,
+    ``$FLDP_OUTPUT_DIR/results/runs`` when that is set."""
+    root = output_root(quick)
+    return RunStore((PROJECT_ROOT if interactive(quick) else root) / "results" / "runs")

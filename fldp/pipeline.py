@@ -209,6 +209,13 @@ def plan(opts: Options) -> tuple[bool, dict[str, Any], list[Task]]:
     quick = bool(params.pop("quick", False)) or opts.quick  # `-p quick True` == --quick
     notebooks = discover(opts.notebooks_dir, opts.only)
     check_kernel(opts.kernel_name)
+    try:
+        Path(opts.build_dir).mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=opts.build_dir, prefix=".fldp-write-check-"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"the build folder {opts.build_dir} is not writable ({exc.strerror or exc}): "
+                         "choose another with --build-dir DIR") from None
     declared = {nb: parameter_cell(nb) for nb in notebooks}
     unknown = [n for n in params if not any(n in names for names, _ in declared.values())]
     if unknown:

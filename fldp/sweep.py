@@ -119,6 +119,7 @@ def run_all(fn: Union[Callable, str], configs: Sequence[Mapping[str, Any]], *, s
     backend, workers, scheduler = _settings(backend, workers, scheduler)
     fresh = S.fresh_default() if fresh is None else fresh
     configs = [dict(c) for c in configs]
+    store.remove_stale_temporaries()
     t0 = time.perf_counter()
     out = Outcome([None] * len(configs), [None] * len(configs), backend=backend)
     todo = []
@@ -141,7 +142,11 @@ def run_all(fn: Union[Callable, str], configs: Sequence[Mapping[str, Any]], *, s
             out.failures.append(Failure(configs[i], error))
             print(f"run failed: {configs[i]}: {' '.join(str(error).split())}", flush=True)
         else:
-            rec = store.save(name, configs[i], result, seconds)
+            try:
+                rec = store.save(name, configs[i], result, seconds)
+            except OSError as exc:  # a full disk, a store that went away: reported like a failed run
+                done(i, error=f"the run finished but could not be stored in {store.root}: {exc}")
+                return
             for j in ids:
                 out.results[j], out.run_seconds[j] = rec.result, rec.seconds
             out.ran += 1

@@ -13,6 +13,7 @@ date), 1 when ``--check`` finds it missing or out of date.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -121,11 +122,76 @@ def _backend_env(args) -> None:
             os.environ[name] = str(value)
 
 
+def _split_values(name: str, text: str) -> list[str]:
+    """``-g NAME=V1,V2,...``'s values, split at the commas outside brackets and quotes (so
+    ``channels=(32,64),(16,32)`` is two values); ValueError for an empty or unbalanced value."""
+    parts, depth, quote, cur = [], 0, "", ""
+    for ch in text:
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth < 0:
+                break
+        elif ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+            continue
+        cur += ch
+    if depth != 0 or quote:
+        raise ValueError(f"-g {name}={text}: unbalanced brackets or quotes")
+    parts.append(cur)
+    if any(not p.strip() for p in parts):
+        raise ValueError(f"-g {name}={text}: an empty value (write NAME=V1,V2,... without empty entries)")
+    return parts
+
+
+def _settings_problem(label: str, fn, configs) -> str | None:
+    """What is wrong with the settings of ``configs`` for the run function ``fn`` (None when fine)."""
+    import inspect
+
+    from fldp import store
+
+    params = inspect.signature(store.resolve(fn) if isinstance(fn, str) else fn).parameters
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return None
+    given = set().union(*(set(c) for c in configs)) if configs else set()
+    unknown = sorted(given - set(params))
+    missing = [n for n, p in params.items() if p.default is p.empty and n not in given]
+    if unknown:
+        return (f"{label} has no setting(s) {', '.join(unknown)}; its settings are "
+                f"{', '.join(params)}")
+    if missing:
+        return (f"{label} needs the setting(s) {', '.join(missing)}: give each with -p NAME VALUE "
+                "or -g NAME=V1,V2,...")
+    return None
+
+
+def _writable(folder: Path) -> None:
+    """OSError unless a file can be created in ``folder`` (created when missing)."""
+    import tempfile
+
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".fldp-write-check-")
+    os.close(fd)
+    os.unlink(tmp)
+
+
 def _sweep(args) -> int:
     from fldp import store, sweep
     from fldp.pipeline import parse_value
 
+    fn = sweep.EXPERIMENTS.get(args.fn, args.fn)
     try:
+        try:
+            store.resolve(fn)
+        except (ValueError, ImportError, AttributeError):
+            raise ValueError(f"unknown run function {args.fn!r}: give 'module:function' or one of "
+                             f"{', '.join(sorted(sweep.EXPERIMENTS))}") from None
         grid = {}
         for item in args.grid:
             name, sep, values = item.partition("=")
@@ -133,26 +199,48 @@ def _sweep(args) -> int:
                 raise ValueError(f"-g {item!r}: write NAME=V1,V2,...")
             if name in grid:
                 raise ValueError(f"-g {name}: given twice; list all its values in one -g {name}=V1,V2,...")
-            grid[name] = [parse_value(v) for v in values.split(",")]
-        fn = sweep.EXPERIMENTS.get(args.fn, args.fn)
-        store.resolve(fn)
+            grid[name] = [parse_value(v) for v in _split_values(name, values)]
         configs = sweep.expand(grid, {name: parse_value(value) for name, value in args.parameter})
-    except (ValueError, ImportError, AttributeError) as exc:
+        problem = _settings_problem(args.fn, fn, configs)
+        if problem:
+            raise ValueError(problem)
+        _backend_env(args)
+        sweep._settings(args.backend, args.workers, args.scheduler)  # a bad $FLDP_BACKEND fails here
+    except ValueError as exc:
         print(f"fldp sweep: error: {exc}", file=sys.stderr)
         return 2
-    _backend_env(args)
+    try:
+        _writable(args.store)
+    except OSError as exc:
+        print(f"fldp sweep: error: the run store {args.store} is not writable ({exc.strerror or exc}): "
+              "choose another folder with --store DIR", file=sys.stderr)
+        return 2
     runs = store.RunStore(args.store)
-    out = sweep.run_all(fn, configs, store=runs, fresh=args.fresh, raise_on_failure=False)
-    failed = {store.run_key(fn, f.config) for f in out.failures}
+    try:
+        out = sweep.run_all(fn, configs, store=runs, fresh=args.fresh, raise_on_failure=False)
+    except sweep.SchedulerUnreachable as exc:
+        print(f"fldp sweep: error: {exc} (start one with `dask scheduler`, or leave --scheduler and "
+              "$DASK_SCHEDULER_ADDRESS out for a local cluster)", file=sys.stderr)
+        return 2
+    failed = {store.run_key(fn, f.config): f.error for f in out.failures}
     for cfg in configs:
         key = store.run_key(fn, cfg)
-        print(f"{'FAILED' if key in failed else 'ok    '} {key[:12]}  {cfg}")
+        why = f": {' '.join(str(failed[key]).split())}" if key in failed else ""
+        print(f"{'FAILED' if key in failed else 'ok    '} {key[:12]}  {cfg}{why}")
     print(f"{len(configs)} run(s): {out.ran} ran, {out.reused} reused from {runs.root}, {len(out.failures)} failed "
           f"({out.backend}, {out.seconds:.1f} s)")
     return 1 if out.failures else 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("fldp: interrupted (finished runs are stored; run the same command again to go on)", file=sys.stderr)
+        return 130
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command == "report":

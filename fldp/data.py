@@ -53,6 +53,7 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 IMAGE_FILES = ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
                "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz")
 ADULT_FILES = ("adult.data", "adult.test")
+ADULT_ROWS = (32561, 16281)  # the official files' records (Li, Chang, Chi 2020, Sec. 5)
 # dataset name -> (folder under the data dir, torchvision class name, normalisation mean/std)
 IMAGE_DATASETS = {
     "mnist": ("mnist", "MNIST", 0.1307, 0.3081),
@@ -248,6 +249,11 @@ def load_adult() -> Dataset:
     if missing:  # torchvision has no Adult loader and the UCI host is not a package registry
         raise MissingDataError(_missing_message("adult", folder, missing))
     train, test = _read_adult(folder / "adult.data"), _read_adult(folder / "adult.test")
+    for f, rows, expected in (("adult.data", train, ADULT_ROWS[0]), ("adult.test", test, ADULT_ROWS[1])):
+        if len(rows) != expected:  # a truncated or foreign file would silently change every result
+            raise MissingDataError(f"dataset 'adult': {folder / f} holds {len(rows)} rows, not the official "
+                                   f"{expected} (truncated or another file): put the official file there "
+                                   "(see data/README.md)")
     cols = list(zip(*train))
     mode = {}
     for j, name in enumerate(ADULT_COLUMNS[:-1]):

@@ -209,6 +209,13 @@ def plan(opts: Options) -> tuple[bool, dict[str, Any], list[Task]]:
     quick = bool(params.pop("quick", False)) or opts.quick  # `-p quick True` == --quick
     notebooks = discover(opts.notebooks_dir, opts.only)
     check_kernel(opts.kernel_name)
+    try:
+        Path(opts.build_dir).mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=opts.build_dir, prefix=".fldp-write-check-"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"the build folder {opts.build_dir} is not writable ({exc.strerror or exc}): "
+                         "choose another with --build-dir DIR") from None
     declared = {nb: parameter_cell(nb) for nb in notebooks}
     unknown = [n for n in params if not any(n in names for names, _ in declared.values())]
     if unknown:
@@ -218,6 +225,9 @@ def plan(opts: Options) -> tuple[bool, dict[str, Any], list[Task]]:
     env = dict(KERNEL_ENV)
     if os.environ.get("FLDP_OUTPUT_DIR"):  # kernels run in the notebook's folder
         env["FLDP_OUTPUT_DIR"] = os.path.abspath(os.environ["FLDP_OUTPUT_DIR"])
+    if not quick:  # only a full-mode reproduction writes the committed results/ and figures/
+        from fldp.results import PUBLISH_ENV
+        env[PUBLISH_ENV] = "1"
     if opts.jobs > 1 and "OMP_NUM_THREADS" not in os.environ:
         env["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // opts.jobs))
     root, out = Path(opts.notebooks_dir), Path(opts.build_dir) / "notebooks"
@@ -251,7 +261,7 @@ def run_task(task: Task) -> NotebookResult:
             error: CellError | None = CellError(None, "ParameterError", task.problem)
         else:
             with _environ({**task.env, MANIFEST_ENV: str(manifest)}):
-                error = _execute(task)
+                error = _execute(task, Path(tmp))
         results_files = _read_manifest(manifest)
     result = NotebookResult(task.rel, task.output, time.perf_counter() - t0, error,
                             results_files)
@@ -262,7 +272,21 @@ def run_task(task: Task) -> NotebookResult:
     return result
 
 
-def _execute(task: Task) -> CellError | None:
+def ipc_kernel_manager(folder: Path):
+    """A kernel manager class whose kernels talk over local IPC sockets in ``folder`` instead of
+    TCP on the loopback: the kernel then has no reason to warn that its traffic is unencrypted
+    (which it does, once per notebook, over TCP), and no port is opened."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class IPCKernelManager(AsyncKernelManager):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.transport, self.ip = "ipc", str(Path(folder) / "kernel")
+
+    return IPCKernelManager
+
+
+def _execute(task: Task, sockets: Path) -> CellError | None:
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
@@ -271,7 +295,8 @@ def _execute(task: Task) -> CellError | None:
         papermill.execute_notebook(
             str(task.source), str(task.output), parameters=task.parameters,
             kernel_name=task.kernel_name, cwd=str(task.source.parent),
-            execution_timeout=task.timeout, progress_bar=False, log_output=False)
+            execution_timeout=task.timeout, progress_bar=False, log_output=False,
+            kernel_manager_class=ipc_kernel_manager(sockets))
     except PapermillExecutionError as exc:
         return CellError(_source_index(exc.cell_index, task.injected_at), exc.ename,
                          _one_line(exc.evalue), exc.exec_count)

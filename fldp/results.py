@@ -7,11 +7,14 @@ place (``os.replace``), so an interrupted run never leaves a half-written file.
 
 Layout (``root`` is the project root, or ``$FLDP_OUTPUT_DIR`` when set)::
 
-    full mode:   root/figures/<paper>/<name>.png     root/results/<paper>/<notebook>.json
-    quick mode:  root/build/quick/figures/...        root/build/quick/results/...
+    full mode (fldp reproduce):   root/figures/<paper>/<name>.png    root/results/<paper>/<notebook>.json
+    full mode (anywhere else):    root/build/interactive/figures/... root/build/interactive/results/...
+    quick mode:                   root/build/quick/figures/...       root/build/quick/results/...
 
-Quick (CI-size) runs go under ``build/quick`` so that they never overwrite the committed
-full-mode figures.
+Quick (CI-size) runs go under ``build/quick`` and a notebook run by hand (JupyterLab, nbclient)
+under ``build/interactive``, so that neither overwrites the committed full-mode results and
+figures that REPORT.md is rendered from; ``fldp reproduce`` sets ``FLDP_PUBLISH=1`` for its
+full-mode kernels.
 
 Two helpers serve notebooks that build on others: :func:`load` reads another notebook's
 saved results (e.g. 04 and 05 read the constants 03 estimated), and :func:`over_seeds`
@@ -33,12 +36,32 @@ _UMASK = os.umask(0o022)
 os.umask(_UMASK)  # read the process umask (there is no getter) and restore it
 
 
+#: Set to 1 by a full-mode ``fldp reproduce``: only then are the committed ``results/`` and
+#: ``figures/`` written (or by hand, to say so explicitly: ``FLDP_PUBLISH=1``).
+PUBLISH_ENV = "FLDP_PUBLISH"
+
+
+def publishing() -> bool:
+    """Whether a full-mode run may write the committed ``results/`` and ``figures/``."""
+    return os.environ.get(PUBLISH_ENV, "").lower() in ("1", "true", "yes")
+
+
 def output_root(quick: bool) -> Path:
-    """Root under which ``figures/`` and ``results/`` are written."""
+    """Root under which ``figures/`` and ``results/`` are written: ``$FLDP_OUTPUT_DIR`` when set;
+    ``build/quick`` in quick mode; the project root in a full-mode ``fldp reproduce``
+    (:func:`publishing`); otherwise ``build/interactive``, so that a notebook run in JupyterLab
+    never rewrites what REPORT.md is rendered from."""
     env = os.environ.get("FLDP_OUTPUT_DIR")
     if env:
         return Path(env)
-    return PROJECT_ROOT / "build" / "quick" if quick else PROJECT_ROOT
+    if quick:
+        return PROJECT_ROOT / "build" / "quick"
+    return PROJECT_ROOT if publishing() else PROJECT_ROOT / "build" / "interactive"
+
+
+def interactive(quick: bool) -> bool:
+    """A full-mode run outside ``fldp reproduce`` (its outputs go to ``build/interactive``)."""
+    return not quick and not os.environ.get("FLDP_OUTPUT_DIR") and not publishing()
 
 
 def results_path(paper: str, notebook: str, *, quick: bool) -> Path:
@@ -53,13 +76,16 @@ class ResultsNotFound(FileNotFoundError):
 def load(paper: str, notebook: str, *, quick: bool) -> dict:
     """The results another notebook saved with :meth:`Recorder.save`, in the same mode.
 
-    Reads :func:`results_path` (same output root, so ``$FLDP_OUTPUT_DIR`` is honoured) and
+    Reads :func:`results_path` (same output root, so ``$FLDP_OUTPUT_DIR`` is honoured; an
+    interactive run reads ``build/interactive`` first, then the committed ``results/``) and
     returns the saved dict: ``paper``, ``notebook``, ``quick``, ``params``, ``claims``,
     ``figures`` and ``data`` (what the notebook passed to ``rec.add``).  Raises
     :class:`ResultsNotFound` naming the notebook to run first when the file is missing or
     was written in the other mode (quick vs full).
     """
     path = results_path(paper, notebook, quick=quick)
+    if interactive(quick) and not path.exists():
+        path = PROJECT_ROOT / "results" / paper / f"{notebook}.json"
     mode = "quick" if quick else "full"
     run = f"fldp reproduce {'--quick ' if quick else ''}--only {paper}/{notebook}"
     if not path.exists():
@@ -164,6 +190,9 @@ class Recorder:
         self.paper, self.notebook, self.quick = paper, notebook, bool(quick)
         self.params = dict(params or {})
         self.root = output_root(self.quick)
+        if interactive(self.quick):
+            print(f"interactive run: results and figures go to {self.root} (the committed results/ and "
+                  f"figures/ are written only by a full-mode `fldp reproduce`, or with {PUBLISH_ENV}=1)")
         self.data: dict[str, Any] = {}
         self.claims: list[dict[str, Any]] = []
         self.figures: list[str] = []

@@ -7,7 +7,9 @@ data split, the model, every setting and the seed are all arguments of ``fn``) a
 version that matters: fldp's version and the function's ``store_version`` attribute (bump it
 when a change alters the numbers a run returns).
 
-Each finished run is written atomically (temporary file + rename) to
+Each finished run is written atomically (temporary file + rename; a writer killed mid-write
+leaves only a temporary file, never read and removed by a later sweep once it is an hour old;
+a run that cannot be written, e.g. on a full disk, is reported as failed) to
 ``<root>/<module.function>/<key>.json`` with a digest of its result, so a reader never sees a
 half-written file, and a damaged or foreign file (truncated, edited, or holding another key) is
 detected, reported and rerun, never read as a result.  ``RunStore.frame()`` gives the store as
@@ -33,7 +35,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Optional, Union
 
 from . import __version__
-from .results import _jsonable, atomic_write_bytes, output_root
+from .results import PROJECT_ROOT, _jsonable, atomic_write_bytes, interactive, output_root
 
 FORMAT = 1
 FRESH_ENV = "FLDP_FRESH"
@@ -199,6 +201,20 @@ class RunStore:
             rec = self.save(fn, config, result, time.perf_counter() - t0)
         return rec.result
 
+    def remove_stale_temporaries(self, older_than_s: float = 3600.0) -> list:
+        """Delete the temporary files a writer killed mid-write left behind (``.<key>.json.*.tmp``,
+        older than ``older_than_s``, so that a concurrent writer's file in progress is never
+        touched); returns their paths.  They are never read as runs in any case."""
+        removed, now = [], time.time()
+        for tmp in self.root.glob("*/.*.tmp"):
+            try:
+                if now - tmp.stat().st_mtime > older_than_s:
+                    tmp.unlink()
+                    removed.append(tmp)
+            except OSError:  # gone already (another process), or not ours to remove
+                pass
+        return removed
+
     def records(self) -> Iterator[Record]:
         """Every readable run in the store (damaged files are warned about and skipped)."""
         for path in sorted(self.root.glob("*/*.json")):
@@ -225,5 +241,8 @@ def fresh_default() -> bool:
 
 
 def default_store(quick: bool) -> RunStore:
-    """``<output root>/results/runs``: results/runs/ in full mode, build/quick/results/runs/ in quick mode."""
-    return RunStore(output_root(quick) / "results" / "runs")
+    """``results/runs/`` in full mode (an interactive run shares it: runs are keyed by their whole
+    configuration, and the store is not committed), ``build/quick/results/runs/`` in quick mode,
+    ``$FLDP_OUTPUT_DIR/results/runs`` when that is set."""
+    root = output_root(quick)
+    return RunStore((PROJECT_ROOT if interactive(quick) else root) / "results" / "runs")

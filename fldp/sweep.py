@@ -59,6 +59,10 @@ class Failure:
         return f"{self.config}: {self.error}"
 
 
+class SchedulerUnreachable(ConnectionError):
+    """The Dask scheduler given (``--scheduler`` or ``$DASK_SCHEDULER_ADDRESS``) does not answer."""
+
+
 class SweepError(RuntimeError):
     """Some runs failed (the others finished and are stored)."""
 
@@ -115,6 +119,7 @@ def run_all(fn: Union[Callable, str], configs: Sequence[Mapping[str, Any]], *, s
     backend, workers, scheduler = _settings(backend, workers, scheduler)
     fresh = S.fresh_default() if fresh is None else fresh
     configs = [dict(c) for c in configs]
+    store.remove_stale_temporaries()
     t0 = time.perf_counter()
     out = Outcome([None] * len(configs), [None] * len(configs), backend=backend)
     todo = []
@@ -135,9 +140,13 @@ def run_all(fn: Union[Callable, str], configs: Sequence[Mapping[str, Any]], *, s
         ids = seen[keys[i]]
         if error is not None:
             out.failures.append(Failure(configs[i], error))
-            print(f"run failed: {configs[i]}: {error}", flush=True)
+            print(f"run failed: {configs[i]}: {' '.join(str(error).split())}", flush=True)
         else:
-            rec = store.save(name, configs[i], result, seconds)
+            try:
+                rec = store.save(name, configs[i], result, seconds)
+            except OSError as exc:  # a full disk, a store that went away: reported like a failed run
+                done(i, error=f"the run finished but could not be stored in {store.root}: {exc}")
+                return
             for j in ids:
                 out.results[j], out.run_seconds[j] = rec.result, rec.seconds
             out.ran += 1
@@ -200,7 +209,13 @@ def _run_dask(name, configs, unique, workers, scheduler, done, keys) -> None:
 
     cluster = None if scheduler else LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                                   host="127.0.0.1", dashboard_address=None)
-    client = Client(scheduler or cluster, timeout="60s")
+    try:  # how long to wait for a scheduler to answer: $FLDP_DASK_TIMEOUT (default 30 s)
+        client = Client(scheduler or cluster, timeout=os.environ.get("FLDP_DASK_TIMEOUT", "30s"))
+    except (OSError, TimeoutError) as exc:
+        if cluster is not None:
+            cluster.close()
+        raise SchedulerUnreachable(f"cannot reach the Dask scheduler at {scheduler or 'the local cluster'}: "
+                                   f"{' '.join(str(exc).split()) or type(exc).__name__}") from exc
     try:
         futures = {client.submit(_execute, name, configs[i], 1, key=f"fldp-run-{keys[i]}",
                                  pure=False): i for i in unique}

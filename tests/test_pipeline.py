@@ -124,6 +124,9 @@ def test_pipeline_report_statuses_claims_and_figures(run, output_dir: Path):
     assert "- **Mode:** quick (CI size)" in report and "Total time" in report
     assert "FAILED  bad.ipynb" in out and "FAILED: bad.ipynb" in out
     assert "start   toy/good.ipynb" in out and "ok      toy/good.ipynb" in out
+    # kernels talk over IPC sockets: no "running over TCP without encryption" warning, no socket files left
+    assert "without encryption" not in out and "eavesdropping" not in out
+    assert not list(build.parent.rglob("kernel-*")) and not list((build.parent / "notebooks").rglob("kernel*"))
 
 
 def test_unknown_parameter_is_rejected_before_running(project: Path, tmp_path: Path, capsys):

@@ -108,9 +108,12 @@ def test_load_refuses_results_of_the_other_mode(output_dir: Path):
 
 def test_load_quick_and_full_roots_differ(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.delenv("FLDP_OUTPUT_DIR", raising=False)
+    monkeypatch.setenv(results.PUBLISH_ENV, "1")  # as a full-mode `fldp reproduce` does
     quick, full = (results.results_path("toy", "x", quick=q) for q in (True, False))
     assert quick == results.PROJECT_ROOT / "build/quick/results/toy/x.json"
     assert full == results.PROJECT_ROOT / "results/toy/x.json"
+    monkeypatch.delenv(results.PUBLISH_ENV)  # by hand: a scratch folder (tests/test_interactive.py)
+    assert results.results_path("toy", "x", quick=False) == results.PROJECT_ROOT / "build/interactive/results/toy/x.json"
 
 
 def test_markdown_table_hand_values():

@@ -209,6 +209,11 @@ def plan(opts: Options) -> tuple[bool, dict[str, Any], list[Task]]:
     quick = bool(params.pop("quick", False)) or opts.quick  # `-p quick True` == --quick
     notebooks = discover(opts.notebooks_dir, opts.only)
     check_kernel(opts.kernel_name)
+    declared = {nb: parameter_cell(nb) for nb in notebooks}
+    unknown = [n for n in params if not any(n in names for names, _ in declared.values())]
+    if unknown:
+        raise UsageError(f"no selected notebook has a parameter named "
+                         f"{', '.join(map(repr, unknown))} in its `parameters` cell")
     try:
         Path(opts.build_dir).mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=opts.build_dir, prefix=".fldp-write-check-"):
@@ -216,11 +221,6 @@ def plan(opts: Options) -> tuple[bool, dict[str, Any], list[Task]]:
     except OSError as exc:
         raise UsageError(f"the build folder {opts.build_dir} is not writable ({exc.strerror or exc}): "
                          "choose another with --build-dir DIR") from None
-    declared = {nb: parameter_cell(nb) for nb in notebooks}
-    unknown = [n for n in params if not any(n in names for names, _ in declared.values())]
-    if unknown:
-        raise UsageError(f"no selected notebook has a parameter named "
-                         f"{', '.join(map(repr, unknown))} in its `parameters` cell")
     timeout = opts.timeout if opts.timeout is not None else DEFAULT_CELL_TIMEOUT_S[quick]
     env = dict(KERNEL_ENV)
     if os.environ.get("FLDP_OUTPUT_DIR"):  # kernels run in the notebook's folder

@@ -317,5 +317,7 @@ def check(exercise_id: str, answer: Any, *, quiet: bool = False) -> Feedback:
     return fb
 
 
+from .build import student_version  # noqa: E402  (the builder, re-exported: fldp.exercises.student_version)
+
 __all__ = ["BadAnswer", "Choice", "Exercise", "Feedback", "Integer", "Mistake", "Number", "PAPERS",
-           "STATUSES", "all_exercises", "check", "get"]
+           "STATUSES", "all_exercises", "check", "get", "student_version"]

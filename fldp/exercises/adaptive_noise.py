@@ -29,7 +29,7 @@ def _std():
 # ------------------------------------------------------------------ 1. per-coordinate noise
 noise_std = Exercise(
     id="adaptive_noise.noise_std",
-    title="The per-coordinate noise of one client's layer",
+    title="the per-coordinate noise of one client's layer",
     kind=Number(rel=0.005),
     solve=_std,
     mistakes=(
@@ -57,7 +57,7 @@ def _aggregate_std():
 
 aggregate = Exercise(
     id="adaptive_noise.aggregate",
-    title="Theorem 1: the noise of the aggregate",
+    title="the noise of the aggregate by Theorem 1",
     kind=Number(rel=0.005),
     solve=_aggregate_std,
     mistakes=(
@@ -83,7 +83,7 @@ def _max_c(**change):
 
 max_c = Exercise(
     id="adaptive_noise.max_c",
-    title="The largest c that keeps the aggregated noise below the aggregated update",
+    title="the largest c that keeps the aggregated noise below the aggregated update",
     kind=Number(rel=0.005),
     solve=_max_c,
     mistakes=(
@@ -109,7 +109,7 @@ def _tries(**kw):
 
 filter_tries = Exercise(
     id="adaptive_noise.filter_tries",
-    title="How many draws the direction filter costs on a small layer",
+    title="how many draws the direction filter costs on a small layer",
     kind=Number(rel=0.005),
     solve=_tries,
     mistakes=(
@@ -134,7 +134,7 @@ filter_tries = Exercise(
 # ------------------------------------------------------------------ 5. what (eps, delta)?
 dp_guarantee = Exercise(
     id="adaptive_noise.dp_guarantee",
-    title="Which (eps, delta) does the adaptive scheme give a client?",
+    title="which (eps, delta) the adaptive scheme gives a client",
     kind=Choice(("a", "b", "c", "d")),
     solve=lambda: "d",
     mistakes=(

@@ -59,7 +59,7 @@ def _facts():
 # ------------------------------------------------------------------ 1. eq. (9)'s noise
 sigma_eq9 = Exercise(
     id="li2021.sigma_eq9",
-    title="eq. (9): the noise of the first upload",
+    title="the noise of eq. (9) at the first upload",
     kind=Number(rel=0.005),
     solve=lambda: _sigma(),
     mistakes=(
@@ -85,7 +85,7 @@ sigma_eq9 = Exercise(
 # ------------------------------------------------------------------ 2. where eq. (8) is applied
 eq8_x = Exercise(
     id="li2021.eq8_x",
-    title="The eps at which eq. (9) uses eq. (8)'s step",
+    title="the eps at which eq. (9) uses eq. (8)'s step",
     kind=Number(rel=0.005),
     solve=_x,
     mistakes=(
@@ -114,7 +114,7 @@ def _amplified(p=None):
 
 amplified_eps = Exercise(
     id="li2021.amplified_eps",
-    title="What the cited amplification theorem gives at that x",
+    title="what the cited amplification theorem gives at that x",
     kind=Number(rel=0.0005),
     solve=_amplified,
     mistakes=(
@@ -146,7 +146,7 @@ def _run(uploads):
 
 whole_run = Exercise(
     id="li2021.whole_run",
-    title="What a client's 20 uploads really spend",
+    title="what a client's 20 uploads really spend",
     kind=Number(rel=0.01),
     solve=lambda: _run(UPLOADS)["eps"],
     mistakes=(
@@ -195,7 +195,7 @@ def _audit_answer():
 
 audit = Exercise(
     id="li2021.audit",
-    title="An audit's lower bound against the accountant's upper bound",
+    title="an audit's lower bound against the upper bounds",
     kind=Choice(("a", "b", "c", "d")),
     solve=_audit_answer,
     mistakes=(

@@ -72,7 +72,7 @@ def _whole_run_eps():
 
 eps_really = Exercise(
     id="wei2020.eps_really",
-    title="The eps that sigma_U really buys",
+    title="the eps that sigma_U really buys",
     kind=Number(rel=0.01),
     solve=lambda: _really()[1],
     mistakes=(
@@ -112,7 +112,7 @@ def _run_facts():
 
 whole_run_sigma = Exercise(
     id="wei2020.whole_run_sigma",
-    title="sigma_U for the whole run: T = 25 uploads, (4, 1e-5) in all",
+    title="sigma_U for a whole run of T = 25 uploads at (4, 1e-5)",
     kind=Number(rel=0.01),
     solve=lambda: _accountant(RUN["T"]),
     mistakes=(
@@ -162,7 +162,7 @@ def _krandom_facts():
 
 krandom_K = Exercise(
     id="wei2020.krandom_K",
-    title="Lemma 4: the smallest K at which K-random scheduling needs less server noise",
+    title="Lemma 4 and the smallest K at which K-random scheduling needs less server noise",
     kind=Integer(),
     solve=lambda: _krandom_facts()["K_star"],
     mistakes=(
@@ -190,7 +190,7 @@ krandom_K = Exercise(
 # ------------------------------------------------------------------ 5. why no server noise
 server_noise = Exercise(
     id="wei2020.server_noise",
-    title="Why calibrate_accountant(where='uplink') adds no server noise",
+    title="why calibrate_accountant(where='uplink') adds no server noise",
     kind=Choice(("a", "b", "c", "d")),
     solve=lambda: "b",
     mistakes=(

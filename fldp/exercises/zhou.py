@@ -33,7 +33,7 @@ def _replies():
 
 laplace_scale = Exercise(
     id="zhou.laplace_scale",
-    title="Theorem 1: the Laplace scale of one client's reply",
+    title="Theorem 1's Laplace scale for one client's replies",
     kind=Number(rel=0.005),
     solve=lambda: _scale(),
     mistakes=(
@@ -88,7 +88,7 @@ def _rounded(a):
 
 T_star = Exercise(
     id="zhou.T_star",
-    title="eq. (6): the number of iterations T* for b = 5",
+    title="the number of iterations T* of eq. (6) at b = 5",
     kind=Number(rel=0.001),
     solve=lambda: _T_star(),
     mistakes=(
@@ -131,7 +131,7 @@ def _fixed_T(a):
 
 b_star = Exercise(
     id="zhou.b_star",
-    title="The joint optimum of U(T, b): which b*?",
+    title="the b* of the joint optimum of U(T, b)",
     kind=Number(abs=1e-9, text="exact (b* is 1, N, or a real number between them)"),
     solve=lambda: _optimum().b,
     mistakes=(
@@ -152,7 +152,7 @@ b_star = Exercise(
 # ------------------------------------------------------------------ 4. why b* = 1 or N
 why_b_star = Exercise(
     id="zhou.why_b_star",
-    title="Why the joint optimum sits at b = 1 or b = N",
+    title="why the joint optimum sits at b = 1 or b = N",
     kind=Choice(("a", "b", "c", "d")),
     solve=lambda: "b",
     mistakes=(
@@ -187,7 +187,7 @@ def _ratio(**kw):
 
 gaussian_b = Exercise(
     id="zhou.gaussian_b",
-    title="Proposition 2: how the aggregated Gaussian noise depends on b",
+    title="how Proposition 2's aggregated Gaussian noise depends on b",
     kind=Number(rel=0.005),
     solve=lambda: _ratio(),
     mistakes=(

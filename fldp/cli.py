@@ -3,6 +3,7 @@
     fldp reproduce [--quick] [--only PATTERN] [--jobs N] [-p NAME VALUE ...] [--timeout SECONDS]
     fldp report [--check] [--results-dir DIR] [--output FILE]
     fldp exercises [--out DIR] [--solutions | --execute] [--only PAPER] [--jobs N] [--timeout SECONDS]
+                   [--notebooks-dir DIR]
     fldp sweep FN [-g NAME=V1,V2,...] [-p NAME VALUE] [--backend B] [--workers N] [--scheduler ADDR]
                [--store DIR] [--fresh]
 
@@ -118,6 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
     exe.add_argument("--jobs", "-j", type=_positive_int, default=1, metavar="N",
                      help="notebooks executed at a time (default 1)")
     exe.add_argument("--timeout", type=_positive_float, metavar="SECONDS", help="per-cell time limit (default 600 s)")
+    exe.add_argument("--notebooks-dir", type=Path, default=PROJECT_ROOT / "notebooks", metavar="DIR",
+                     help="where the masters are, DIR/<paper>/exercises.ipynb (default: notebooks/)")
     return parser
 
 

@@ -17,6 +17,7 @@ versions too and checks that every check reports "not answered yet".
 from __future__ import annotations
 
 import re
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -180,12 +181,34 @@ class Built:
         return not self.problems
 
 
-def _run_one(job: tuple) -> Built:
-    paper, src, dst, timeout, expected = job
+@dataclass(frozen=True)
+class Job:
+    """One notebook to execute: ``src`` into ``dst``; every check should report ``expected``."""
+
+    paper: str
+    src: Path
+    dst: Path
+    expected: str
+    timeout: float = CELL_TIMEOUT_S
+
+
+def run_job(job: Job) -> Built:
+    """Execute one :class:`Job` and read back what its checks printed."""
     t0 = time.perf_counter()
-    error = execute(src, dst, timeout=timeout)
-    statuses = feedback_in(dst) if dst.is_file() else {}
-    return Built(paper, dst, True, time.perf_counter() - t0, error, statuses, expected)
+    error = execute(job.src, job.dst, timeout=job.timeout)
+    statuses = feedback_in(job.dst) if job.dst.is_file() else {}
+    return Built(job.paper, job.dst, True, time.perf_counter() - t0, error, statuses, job.expected)
+
+
+def run_jobs(jobs: Sequence[Job], workers: int = 1) -> List[Built]:
+    """:func:`run_job` for each job, ``workers`` at a time (separate processes), results in order."""
+    if workers <= 1 or len(jobs) <= 1:
+        return [run_job(j) for j in jobs]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=multiprocessing.get_context("spawn")) as pool:
+        return list(pool.map(run_job, jobs))
 
 
 def build(out_dir: Union[str, Path, None] = None, *, solutions: bool = False, execute: bool = False,
@@ -204,27 +227,18 @@ def build(out_dir: Union[str, Path, None] = None, *, solutions: bool = False, ex
     sources = masters(notebooks_dir, only)
     if solutions or execute:
         pipeline.check_kernel()
-    jobs_list, built = [], []
+    todo, built = [], []
     for src in sources:
         paper, dst = src.parent.name, out / src.parent.name / NOTEBOOK
         if solutions:
-            jobs_list.append((paper, src, dst, timeout, CORRECT))
+            todo.append(Job(paper, src, dst, CORRECT, timeout))
         else:
             student_version(src, dst)
             if execute:
-                jobs_list.append((paper, dst, dst, timeout, NOT_ANSWERED))
+                todo.append(Job(paper, dst, dst, NOT_ANSWERED, timeout))
             else:
                 built.append(Built(paper, dst))
-    if jobs_list:
-        if jobs > 1 and len(jobs_list) > 1:
-            import multiprocessing
-            from concurrent.futures import ProcessPoolExecutor
-
-            with ProcessPoolExecutor(min(jobs, len(jobs_list)), mp_context=multiprocessing.get_context("spawn")) as pool:
-                built += list(pool.map(_run_one, jobs_list))
-        else:
-            built += [_run_one(j) for j in jobs_list]
-    return built
+    return built + run_jobs(todo, jobs)
 
 
 def main(args) -> int:
@@ -232,12 +246,9 @@ def main(args) -> int:
     1 when an executed notebook failed or a check reported the wrong status, 2 for a bad request."""
     try:
         built = build(args.out, solutions=args.solutions, execute=args.execute, only=args.only,
-                      jobs=args.jobs, timeout=args.timeout or CELL_TIMEOUT_S)
-    except ValueError as exc:
-        print(f"fldp exercises: error: {exc}")
-        return 2
-    except Exception as exc:  # e.g. the kernel is missing (pipeline.UsageError)
-        print(f"fldp exercises: error: {exc}")
+                      notebooks_dir=args.notebooks_dir, jobs=args.jobs, timeout=args.timeout or CELL_TIMEOUT_S)
+    except Exception as exc:  # no such paper or notebook, the kernel is missing (pipeline.UsageError), ...
+        print(f"fldp exercises: error: {exc}", file=sys.stderr)
         return 2
     for b in built:
         if not b.executed:

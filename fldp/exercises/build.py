@@ -7,7 +7,8 @@ solutions and every check reports "correct".  Solutions follow otter-grader's ma
   replaced by one line ``# your code here`` (same indentation), so a student's cell keeps
   ``answer = ...`` and the check call;
 * in markdown cells, the lines from ``<!-- BEGIN SOLUTION -->`` to ``<!-- END SOLUTION -->``
-  are removed, and a cell left empty is dropped.
+  are removed, and a cell left empty is dropped; relative links to the chapters
+  (``[02_laplace](02_laplace.ipynb)``) are rewritten to reach them from where the student version is.
 
 :func:`student_version` writes one student notebook (outputs stripped); :func:`build` does it for
 every paper (``fldp exercises``), or executes the masters on the kernel ``fldp`` and checks that
@@ -62,9 +63,24 @@ def _strip(source: str, begin: str, end: str, where: str, placeholder: Optional[
     return "\n".join(out), blocks
 
 
+LINK = re.compile(r"\]\((?![a-z]+:|#|/)([^)\s]+\.ipynb)\)")
+
+
+def _relink(source: str, src_dir: Path, dst_dir: Path) -> str:
+    """Relative links to notebooks (``[02_laplace](02_laplace.ipynb)``), rewritten to point from
+    ``dst_dir`` at the same files next to the master in ``src_dir``."""
+    import os
+
+    if src_dir.resolve() == dst_dir.resolve():
+        return source
+    return LINK.sub(lambda m: "](" + Path(os.path.relpath(src_dir.resolve() / m[1], dst_dir.resolve())).as_posix() + ")",
+                    source)
+
+
 def student_version(src: Union[str, Path], dst: Union[str, Path]) -> Path:
     """Write the student version of the master notebook ``src`` to ``dst``: solution blocks
-    stripped (see the module docstring), outputs and execution counts removed.  Returns ``dst``."""
+    stripped (see the module docstring), outputs and execution counts removed, relative links to
+    the chapters rewritten to reach them from ``dst``.  Returns ``dst``."""
     import nbformat
 
     src, dst = Path(src), Path(dst)
@@ -79,6 +95,7 @@ def student_version(src: Union[str, Path], dst: Union[str, Path]) -> Path:
             cell.source, _ = _strip(cell.source, MD_BEGIN, MD_END, where, None)
             if not cell.source.strip():
                 continue
+            cell.source = _relink(cell.source, src.parent, dst.parent)
         for key in ("papermill", "execution", "ExecuteTime"):
             cell.metadata.pop(key, None)
         cells.append(cell)

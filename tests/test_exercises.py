@@ -2,7 +2,8 @@
 
 The four masters run with their solutions (every check "correct") and as student versions
 (every check "not answered yet", no exception) on the kernel ``fldp``, in background processes
-started by the first test, while the in-process tests run.
+started by the first test, while the in-process tests run.  The tests that execute notebooks carry
+the ``notebooks`` marker (``-m 'not notebooks'`` deselects them, as it does the chapters).
 """
 from __future__ import annotations
 
@@ -42,6 +43,7 @@ def runs(tmp_path_factory):
     pool.shutdown(cancel_futures=True)
 
 
+@pytest.mark.notebooks
 def test_masters_exist_and_start_running(runs):
     assert [p.parent.name for p in MASTERS] == list(E.PAPERS)
     assert len(runs) == 2 * len(E.PAPERS)
@@ -252,6 +254,7 @@ def test_cli_builds_the_student_versions(tmp_path, capsys):
     assert "no exercises for 'nope'" in capsys.readouterr().err
 
 
+@pytest.mark.notebooks
 def test_cli_runs_solutions_and_fails_on_a_wrong_one(tmp_path, capsys):
     """--solutions executes the masters on the kernel and exits 1 when a check is not "correct"."""
     nbs = tmp_path / "notebooks"
@@ -267,6 +270,7 @@ def test_cli_runs_solutions_and_fails_on_a_wrong_one(tmp_path, capsys):
 
 
 # ----------------------------------------------------------------------------- the executed notebooks
+@pytest.mark.notebooks
 @pytest.mark.parametrize("paper", E.PAPERS)
 def test_solutions_run_and_every_check_is_correct(runs, paper):
     built = runs["solutions", paper].result(timeout=600)
@@ -274,6 +278,7 @@ def test_solutions_run_and_every_check_is_correct(runs, paper):
     assert built.statuses == {ex.id: E.CORRECT for ex in E.all_exercises(paper)}
 
 
+@pytest.mark.notebooks
 @pytest.mark.parametrize("paper", E.PAPERS)
 def test_student_version_runs_and_every_check_is_not_answered_yet(runs, paper):
     built = runs["student", paper].result(timeout=600)

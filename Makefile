@@ -13,11 +13,13 @@ QUICK ?=
 JOBS  ?= 1
 PYTEST_ARGS ?=
 QUICK_FLAG := $(if $(filter 1 true True yes,$(QUICK)),--quick,)
+SOLUTIONS ?=
+SOLUTIONS_FLAG := $(if $(filter 1 true True yes,$(SOLUTIONS)),--solutions,)
 
 PORT  ?= 8866
 LAB_PORT ?= 8888
 
-.PHONY: env system reproduce report test lab explore clean help
+.PHONY: env system reproduce report test exercises lab explore clean help
 .DEFAULT_GOAL := help
 
 help:
@@ -25,6 +27,8 @@ help:
 	@echo "                                   (full mode: also results/, figures/ and REPORT.md)"
 	@echo "make report                        render REPORT.md, the claims register, from results/"
 	@echo "make test                          run the whole test suite (notebooks in quick mode)"
+	@echo "make exercises [SOLUTIONS=1]       student exercises notebooks -> build/exercises/student/"
+	@echo "                                   (SOLUTIONS=1: run the masters -> build/exercises/solutions/)"
 	@echo "make lab                           JupyterLab on the notebooks, kernel 'fldp' (LAB_PORT=8888)"
 	@echo "make explore                       serve notebooks/explore.ipynb with Voila on 127.0.0.1:PORT (8866)"
 	@echo "make env                           create .venv, install fldp[dev], register kernel 'fldp'"
@@ -70,6 +74,11 @@ report: env
 
 test: env
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The exercises notebooks without their solutions, for students (SOLUTIONS=1: the masters executed,
+# every check must report "correct").
+exercises: env
+	$(BIN)/fldp exercises $(SOLUTIONS_FLAG)
 
 # JupyterLab refuses to run as root unless told; containers and CI machines often are root.
 ROOT_FLAG = $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)

@@ -2,13 +2,17 @@
 
     fldp reproduce [--quick] [--only PATTERN] [--jobs N] [-p NAME VALUE ...] [--timeout SECONDS]
     fldp report [--check] [--results-dir DIR] [--output FILE]
+    fldp exercises [--out DIR] [--solutions | --execute] [--only PAPER] [--jobs N] [--timeout SECONDS]
+                   [--notebooks-dir DIR]
     fldp sweep FN [-g NAME=V1,V2,...] [-p NAME VALUE] [--backend B] [--workers N] [--scheduler ADDR]
                [--store DIR] [--fresh]
 
 Exit status of ``reproduce``: 0 when every notebook ran, 1 when one failed, 2 for a request
 that cannot run.  Of ``sweep``: 0 when every run finished, 1 when one failed (the others are
 stored), 2 for a request that cannot run.  Of ``report``: 0 when REPORT.md was written (with ``--check``: is up to
-date), 1 when ``--check`` finds it missing or out of date.
+date), 1 when ``--check`` finds it missing or out of date.  Of ``exercises``: 0 when the notebooks were
+written (and, executed, every check reported what it should), 1 when one did not, 2 for a request that
+cannot run.
 """
 from __future__ import annotations
 
@@ -97,6 +101,27 @@ def build_parser() -> argparse.ArgumentParser:
                      metavar="DIR", help="where the results JSON files are (default: results/)")
     reg.add_argument("--output", type=Path, default=PROJECT_ROOT / "REPORT.md", metavar="FILE",
                      help="the register to write or check (default: REPORT.md)")
+    exe = commands.add_parser(
+        "exercises", help="build the exercises notebooks: the student versions, or the executed solutions",
+        description="Write notebooks/<paper>/exercises.ipynb without its solutions (between '# BEGIN SOLUTION' "
+                    "and '# END SOLUTION') to OUT/<paper>/exercises.ipynb, outputs stripped; with --solutions, "
+                    "execute the masters instead and check that every exercise reports 'correct'.")
+    exe.add_argument("--out", type=Path, metavar="DIR",
+                     help="where the notebooks go (default: build/exercises/student, or build/exercises/solutions "
+                          "with --solutions)")
+    mode = exe.add_mutually_exclusive_group()
+    mode.add_argument("--solutions", action="store_true",
+                      help="execute the masters (with their solutions) on the kernel 'fldp'; exit 1 unless every "
+                           "check reports 'correct'")
+    mode.add_argument("--execute", action="store_true",
+                      help="also execute the student versions; exit 1 unless every check reports 'not answered yet'")
+    exe.add_argument("--only", action="append", default=[], metavar="PAPER",
+                     help="one paper's exercises (wei2020, zhou, li2021, adaptive_noise; repeatable)")
+    exe.add_argument("--jobs", "-j", type=_positive_int, default=1, metavar="N",
+                     help="notebooks executed at a time (default 1)")
+    exe.add_argument("--timeout", type=_positive_float, metavar="SECONDS", help="per-cell time limit (default 600 s)")
+    exe.add_argument("--notebooks-dir", type=Path, default=PROJECT_ROOT / "notebooks", metavar="DIR",
+                     help="where the masters are, DIR/<paper>/exercises.ipynb (default: notebooks/)")
     return parser
 
 
@@ -249,6 +274,10 @@ def _main(argv: Sequence[str] | None = None) -> int:
         return report.run(args.results_dir, args.output, check=args.check)
     if args.command == "sweep":
         return _sweep(args)
+    if args.command == "exercises":
+        from fldp.exercises import build
+
+        return build.main(args)
     if args.command != "reproduce":
         parser.print_help(sys.stderr)
         return 2

@@ -136,19 +136,29 @@ def parse_value(text: str) -> Any:
 #: Notebooks that are apps (served by `make explore`, tested in tests/test_explore*.py), not
 #: chapters: they reproduce nothing, so `fldp reproduce` does not run them.
 APPS = frozenset({"explore.ipynb"})
+#: File name of the exercises notebooks (notebooks/<paper>/exercises.ipynb, anywhere under the
+#: notebooks folder): tasks for students, not chapters; `fldp exercises` builds and runs them
+#: (fldp.exercises.build), so `fldp reproduce` does not.
+EXERCISES = "exercises.ipynb"
+
+
+def is_chapter(rel: Path) -> bool:
+    """Whether the notebook at ``rel`` (relative to the notebooks folder) is a chapter that
+    `fldp reproduce` runs: not a checkpoint, not an app (:data:`APPS`), not an exercises notebook."""
+    rel = Path(rel)
+    return (".ipynb_checkpoints" not in rel.parts and rel.as_posix() not in APPS and rel.name != EXERCISES)
 
 
 def discover(notebooks_dir: Path, only: Sequence[str] = ()) -> list[Path]:
-    """Notebooks under ``notebooks_dir`` (recursive, sorted, no checkpoints, no :data:`APPS`),
-    filtered by ``only``: a pattern matches a notebook's relative path, file name or stem as a
-    glob, or as a substring of its relative path; an exact relative path selects just that one."""
+    """Notebooks under ``notebooks_dir`` (recursive, sorted) that are chapters (:func:`is_chapter`:
+    no checkpoints, no :data:`APPS`, no exercises notebooks), filtered by ``only``: a pattern matches
+    a notebook's relative path, file name or stem as a glob, or as a substring of its relative
+    path; an exact relative path selects just that one."""
     root = Path(notebooks_dir)
     if not root.is_dir():
         raise UsageError(f"notebook folder {root} does not exist")
     found = sorted(
-        (p for p in root.rglob("*.ipynb")
-         if ".ipynb_checkpoints" not in p.relative_to(root).parts
-         and p.relative_to(root).as_posix() not in APPS),
+        (p for p in root.rglob("*.ipynb") if is_chapter(p.relative_to(root))),
         key=lambda p: p.relative_to(root).as_posix(),
     )
     if not found:

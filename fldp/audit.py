@@ -77,7 +77,10 @@ def gdp_mu(*, tpr: float, fpr: float) -> float:
     tpr, fpr = validate.probability("tpr", tpr), validate.probability("fpr", fpr)
     if fpr <= 0 or tpr >= 1:
         return math.inf
-    return max(0.0, float(stats.norm.ppf(1 - fpr) - stats.norm.ppf(1 - tpr)))
+    a, b = stats.norm.ppf(1 - fpr), stats.norm.ppf(1 - tpr)
+    if math.isinf(a) or math.isinf(b):  # 1 - rate rounded to 1 (a rate below 6e-17): the tail directly
+        a, b = stats.norm.isf(fpr), stats.norm.isf(tpr)
+    return max(0.0, float(a - b))
 
 
 def gdp_eps(*, mu: float, delta: float) -> float:

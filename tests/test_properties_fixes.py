@@ -10,6 +10,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from scipy import stats
 
 from fldp import accounting as A, audit, mechanisms as M, validate
 from fldp.papers.adaptive_noise import theory as an
@@ -85,6 +86,13 @@ def test_legitimate_infinities_are_inf_not_an_exception():
     assert an.expected_tries_normal(p=-2.0) == pytest.approx(43.955, abs=1e-3)  # Table 4, unchanged
     # was: ValueError naming sigma (1/mu overflows); a subnormal mu has eps 0
     assert audit.gdp_eps(mu=5e-324, delta=0.5) == 0.0
+
+
+def test_gdp_mu_reads_tiny_rates_from_the_tail():
+    # was: inf (1 - 1e-20 rounds to 1, Phi^-1(1) = inf), so a certified eps of inf
+    assert audit.gdp_mu(tpr=1e-10, fpr=1e-20) == pytest.approx(2.900999187, rel=1e-9)
+    assert audit.gdp_mu(tpr=1e-17, fpr=1e-18) == pytest.approx(0.2634971, rel=1e-6)  # was inf - inf = NaN, read as 0
+    assert audit.gdp_mu(tpr=stats.norm.cdf(1.0), fpr=0.5) == pytest.approx(1.0)  # ordinary rates: unchanged
 
 
 # ----------------------------------------------------------------- wrong types accepted or mis-reported

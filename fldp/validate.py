@@ -56,9 +56,18 @@ def real(name: str, value: float, *, allow_inf: bool = False) -> float:
 def array(name: str, value: Any, check: Callable[[str, Any], Any]) -> np.ndarray:
     """Require a number or a non-empty array of numbers, each passing ``check`` (one of the
     scalar helpers above, e.g. :func:`nonnegative`; an element is named ``name[i]``).
-    Returns a float array (0-d for a number)."""
+    Returns a float array (0-d for a number).
+
+    ``check`` is an interval check, so a numeric numpy array (a grid of T, say) is checked
+    through its NaN, smallest and largest elements only; anything else element by element."""
     if np.ndim(value) == 0:
         check(name, value)
+        return np.asarray(value, dtype=float)
+    if isinstance(value, np.ndarray) and value.dtype.kind in "iuf" and value.size:
+        flat = value.ravel()
+        nan = np.flatnonzero(np.isnan(flat)) if value.dtype.kind == "f" else ()
+        for i in (nan[0],) if len(nan) else (int(np.argmin(flat)), int(np.argmax(flat))):
+            check(f"{name}[{', '.join(map(str, np.unravel_index(i, value.shape)))}]", flat[i].item())
         return np.asarray(value, dtype=float)
     try:
         items = np.asarray(value, dtype=object)

@@ -158,3 +158,12 @@ def test_a_bound_set_by_another_parameter_names_it(call, names):
         call()
     for n in names:
         assert f"{n}" in str(err.value)
+
+
+def test_validate_array_names_the_bad_element_and_keeps_grids_fast():
+    with pytest.raises(ValueError, match=r"^T\[0, 1\]=-2.0 is out of range"):
+        validate.array("T", np.array([[1.0, -2.0], [3.0, 4.0]]), validate.positive)
+    with pytest.raises(ValueError, match=r"^t\[1\]=nan is out of range"):
+        validate.array("t", [0.0, math.nan], validate.nonnegative)
+    grid = np.arange(1.0, 1e6)  # a grid of T: checked through its extremes, not element by element
+    assert validate.array("T", grid, validate.positive) is grid

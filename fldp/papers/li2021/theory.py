@@ -209,7 +209,8 @@ def theorem1_A(*, p, gamma_sq, b: int, Q: int, G: float, L: float, Gamma: float)
     Source: Li, Chang & Chi 2020, eq. (12a); ``p`` and ``gamma_sq`` are arrays over the
     clients summed (the paper's index runs to K).
     """
-    p, gamma_sq = validate.array("p", p, validate.nonnegative), validate.array("gamma_sq", gamma_sq, validate.nonnegative)
+    p = validate.array("p", p, validate.nonnegative)
+    gamma_sq = validate.array("gamma_sq", gamma_sq, validate.nonnegative)
     if p.shape != gamma_sq.shape:
         raise ValueError(f"p and gamma_sq must have the same shape (got {p.shape} and {gamma_sq.shape})")
     b, Q = validate.integer("b", b, 1), validate.integer("Q", Q, 1)

@@ -151,7 +151,8 @@ def sampled_without_replacement(event: DpEvent, *, sample_size: int, population:
     """
     _check_event("event", event)
     population = validate.integer("population", population, 1)
-    sample_size = validate.integer("sample_size", sample_size, 1, population)
+    sample_size = validate.integer("sample_size", sample_size, 1, population,
+                                   why="sample_size <= population")
     return SampledWithoutReplacementDpEvent(population, sample_size, event)
 
 

@@ -54,7 +54,7 @@ from .models import Model
 def clopper_pearson(k: int, n: int, *, alpha: float) -> Tuple[float, float]:
     """Exact binomial interval for k successes in n trials: (lower, upper), each one-sided at alpha/2."""
     n = validate.integer("n", n, 1)
-    k = validate.integer("k", k, 0, n)
+    k = validate.integer("k", k, 0, n, why="k <= n")
     alpha = validate.open_unit("alpha", alpha)
     lo = 0.0 if k == 0 else float(stats.beta.ppf(alpha / 2, k, n - k + 1))
     hi = 1.0 if k == n else float(stats.beta.ppf(1 - alpha / 2, k + 1, n - k))
@@ -74,20 +74,30 @@ def eps_from_rates(*, tpr: float, fpr: float, delta: float) -> float:
 
 def gdp_mu(*, tpr: float, fpr: float) -> float:
     """The smallest mu of a mu-GDP mechanism with this (TPR, FPR): Phi^-1(1 - FPR) - Phi^-1(1 - TPR), floored at 0."""
+    tpr, fpr = validate.probability("tpr", tpr), validate.probability("fpr", fpr)
     if fpr <= 0 or tpr >= 1:
         return math.inf
-    return max(0.0, float(stats.norm.ppf(1 - fpr) - stats.norm.ppf(1 - tpr)))
+    a, b = stats.norm.ppf(1 - fpr), stats.norm.ppf(1 - tpr)
+    if math.isinf(a) or math.isinf(b):  # 1 - rate rounded to 1 (a rate below 6e-17): the tail directly
+        a, b = stats.norm.isf(fpr), stats.norm.isf(tpr)
+    return max(0.0, float(a - b))
 
 
 def gdp_eps(*, mu: float, delta: float) -> float:
     """eps at delta of a mu-GDP mechanism (its profile is the Gaussian mechanism's with sigma = 1/mu);
-    NaN at delta = 0, where no mu > 0 has a finite eps (the reading does not apply to pure DP)."""
+    NaN at delta = 0, where no mu > 0 has a finite eps (the reading does not apply to pure DP);
+    inf at mu = inf (perfect separation)."""
+    mu, delta = validate.real("mu", mu, allow_inf=True), validate.probability("delta", delta)
+    if mu < 0:
+        raise ValueError(f"mu={mu!r} is out of range: mu must be in [0, inf]")
     if delta == 0:
         return math.nan
     if mu <= 0:
         return 0.0
     if math.isinf(mu):
         return math.inf
+    if math.isinf(1.0 / mu):  # a subnormal mu: sigma = 1/mu overflows, and its eps is 0
+        return 0.0
     return mechanisms.gaussian_eps(1.0 / mu, delta, 1.0)
 
 
@@ -150,11 +160,12 @@ def _certify(ev_out: np.ndarray, ev_in: np.ndarray, t: float, *, delta: float, a
 def audit_scores(scores_out, scores_in, *, delta: float, alpha: float = 0.05, seed: int = 0) -> AuditResult:
     """Certified lower bound from scores (higher = "the canary is in"): a threshold chosen on a
     random half of each side's trials, counts on the other half."""
-    s_out, s_in = np.asarray(scores_out, float).ravel(), np.asarray(scores_in, float).ravel()
+    s_out = validate.array("scores_out", scores_out, validate.real).ravel()
+    s_in = validate.array("scores_in", scores_in, validate.real).ravel()
     if min(len(s_out), len(s_in)) < 4:
-        raise ValueError(f"scores: need at least 4 trials per side, got {len(s_out)} and {len(s_in)}")
+        raise ValueError(f"scores_out, scores_in: need at least 4 trials per side, got {len(s_out)} and {len(s_in)}")
     delta, alpha = validate.probability("delta", delta), validate.open_unit("alpha", alpha)
-    rng = seeding.numpy_rng(int(seed), "audit_split")
+    rng = seeding.numpy_rng(validate.integer("seed", seed, 0), "audit_split")
     s_out, s_in = rng.permutation(s_out), rng.permutation(s_in)
     h_out, h_in = len(s_out) // 2, len(s_in) // 2
     t, _ = _best_threshold(s_out[:h_out], s_in[:h_in], delta=delta, alpha=alpha)
@@ -172,7 +183,7 @@ def simulate(*, noise: str, scale: float, sensitivity: float, rounds: int, trial
     scale, s = validate.positive("scale", scale), validate.positive("sensitivity", sensitivity)
     rounds, trials = validate.integer("rounds", rounds, 1), validate.integer("trials", trials, 4)
     q = validate.probability("sampling_prob", sampling_prob)
-    g = seeding.torch_generator(int(seed), "audit_releases")
+    g = seeding.torch_generator(validate.integer("seed", seed, 0), "audit_releases")
     sample = mechanisms.gaussian_noise if noise == "gaussian" else mechanisms.laplace_noise
     x_out = sample((trials, rounds), scale, g, dtype=torch.float64)
     present = (torch.rand(trials, rounds, generator=g, dtype=torch.float64) < q).double()

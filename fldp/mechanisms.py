@@ -128,14 +128,21 @@ def _log_gaussian_delta(eps, sigma, sensitivity):
         return a + np.log(-np.expm1(np.minimum(b - a, 0.0)))
 
 
+def _meets(eps: float, sigma: float, sensitivity: float, delta: float) -> bool:
+    """Whether :func:`gaussian_delta` (the same expression, rounded the same way) is <= delta.
+
+    The inversions below solve in log space; exp(log delta) can round one ulp above the target
+    even where the log is at or below it, so their final check is made on what gaussian_delta
+    returns."""
+    return float(np.exp(_log_gaussian_delta(np.asarray(float(eps)), np.asarray(float(sigma)),
+                                            sensitivity))) <= delta
+
+
 def _check_array(name: str, value, check) -> np.ndarray:
     """Apply a scalar ``validate`` helper to every element (it raises on the first bad one)."""
     if np.ndim(value) == 0:
         return np.asarray(check(name, value))
-    arr = np.asarray(value, dtype=np.float64)
-    for x in arr.ravel():
-        check(name, float(x))
-    return arr
+    return validate.array(name, value, lambda _, x: check(name, x))
 
 
 def gaussian_delta(eps: ArrayLike, sigma: ArrayLike, sensitivity: float) -> ArrayLike:
@@ -191,8 +198,8 @@ def analytic_gaussian_sigma(
         lo -= math.log(2.0)
     log_sigma = optimize.brentq(gap, lo, hi, xtol=tol / 4, rtol=4 * np.finfo(float).eps)
     sigma = math.exp(log_sigma)
-    while gap(math.log(sigma)) > 0:  # never return a sigma that misses the target
-        sigma *= 1.0 + tol
+    while gap(math.log(sigma)) > 0 or not _meets(eps, sigma, sensitivity, delta):
+        sigma *= 1.0 + tol  # never return a sigma that misses the target
     return sigma
 
 
@@ -220,7 +227,7 @@ def gaussian_eps(sigma: float, delta: float, sensitivity: float, tol: float = 1e
         lo, hi = hi, 2.0 * hi
     eps = optimize.brentq(gap, lo, hi, xtol=tol, rtol=4 * np.finfo(float).eps)
     step = max(tol, 4 * np.finfo(float).eps * eps)
-    while gap(eps) > 0:
+    while gap(eps) > 0 or not _meets(eps, sigma, sensitivity, delta):
         eps += step
     return eps
 
@@ -271,7 +278,11 @@ def _row_scale(name: str, value: Scale, shape: tuple, dtype, device) -> Union[fl
 def _shape(shape) -> tuple:
     if isinstance(shape, int):
         shape = (shape,)
-    shape = tuple(shape)
+    try:
+        shape = tuple(shape)
+    except TypeError:
+        raise ValueError(f"shape={shape!r} is out of range: shape must be an integer or a "
+                         "sequence of integers >= 0") from None
     for i, s in enumerate(shape):
         validate.integer(f"shape[{i}]", s, 0)
     return shape

@@ -1,4 +1,9 @@
-"""Shared test set-up: headless plotting, outputs in a temporary folder."""
+"""Shared test set-up: headless plotting, outputs in a temporary folder, Hypothesis profiles.
+
+Hypothesis profiles: ``HYPOTHESIS_PROFILE=ci`` (the default: few examples, derandomized, no
+deadline, so CI is reproducible) or ``HYPOTHESIS_PROFILE=thorough`` (many random examples, for
+a longer local run), e.g. ``HYPOTHESIS_PROFILE=thorough python -m pytest tests/test_properties_*.py``.
+"""
 from __future__ import annotations
 
 import os
@@ -23,3 +28,22 @@ def output_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     out = tmp_path / "out"
     monkeypatch.setenv("FLDP_OUTPUT_DIR", str(out))
     return out
+
+# Hypothesis profiles (tests/test_properties_*.py).  HYPOTHESIS_PROFILE chooses one:
+#   ci (the default): few examples per property, derandomized (the same examples on every run,
+#       so CI is reproducible), no example database, no deadline;
+#   thorough: many examples per property, random, for a longer local run:
+#       HYPOTHESIS_PROFILE=thorough python -m pytest tests/test_properties_*.py
+# Properties whose examples are expensive ask for a multiple of the profile's count through
+# property_examples.budget(), which scales with the same variable.
+try:
+    from hypothesis import HealthCheck, settings
+except ImportError:  # pragma: no cover - hypothesis is in the dev extra
+    pass
+else:
+    _quiet = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
+    settings.register_profile("ci", max_examples=10, deadline=None, derandomize=True, database=None,
+                              suppress_health_check=_quiet, print_blob=True)
+    settings.register_profile("thorough", max_examples=300, deadline=None, suppress_health_check=_quiet,
+                              print_blob=True)
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

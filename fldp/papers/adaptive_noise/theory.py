@@ -49,12 +49,10 @@ def aggregate_noise_variance(*, weights, sigmas) -> float:
     """Theorem 1: the variance of each coordinate of R = sum_k (n_k/n) r_k,
     sum_k (n_k/n)^2 sigma_k^2 (``weights`` n_k/n of the uploading clients, ``sigmas`` their
     per-coordinate noise stds)."""
-    w = np.asarray(weights, dtype=float).ravel()
-    s = np.asarray(sigmas, dtype=float).ravel()
-    if w.shape != s.shape or w.size == 0:
+    w = validate.array("weights", weights, validate.nonnegative).ravel()
+    s = validate.array("sigmas", sigmas, validate.nonnegative).ravel()
+    if w.shape != s.shape:
         raise ValueError(f"weights and sigmas need the same non-zero length (got {w.size} and {s.size})")
-    if (w < 0).any() or (s < 0).any():
-        raise ValueError("weights and sigmas must be >= 0")
     return float(np.sum(w ** 2 * s ** 2))
 
 
@@ -65,7 +63,7 @@ def max_noise_scale(*, K: int, rho: float = 1.0, dropouts: int = 0) -> float:
     c <= sqrt(K' rho + 1 - rho), K' = K - d.  The paper's rule (Sec. 4.2.1) is c <= K'.
     """
     K = validate.integer("K", K, 1)
-    d = validate.integer("dropouts", dropouts, 0, K - 1)
+    d = validate.integer("dropouts", dropouts, 0, K - 1, why="dropouts < K")
     rho = validate.probability("rho", rho)
     k = K - d
     return math.sqrt(k * rho + 1.0 - rho)
@@ -74,7 +72,7 @@ def max_noise_scale(*, K: int, rho: float = 1.0, dropouts: int = 0) -> float:
 def paper_max_noise_scale(*, K: int, dropouts: int = 0) -> int:
     """The paper's rule (Sec. 4.2.1): c <= K - d ("c slightly above K - d" with SGD)."""
     K = validate.integer("K", K, 1)
-    return K - validate.integer("dropouts", dropouts, 0, K - 1)
+    return K - validate.integer("dropouts", dropouts, 0, K - 1, why="dropouts < K")
 
 
 # -- Fig. 4: the angle between two random vectors ---------------------------------------------
@@ -82,13 +80,16 @@ def _check_dim(dim) -> int:
     return validate.integer("dim", dim, 1)
 
 
-@lru_cache(maxsize=None)
 def angle_moments(*, dim: int) -> tuple[float, float]:
     """Mean and std (degrees) of the angle between two independent isotropic random
     vectors in R^dim (Fig. 4): density proportional to sin^(d-2)(theta) on [0, 180], mean
     90 by symmetry; the std by quadrature (about 57.3 / sqrt(d) for large d).  dim = 1:
     the angle is 0 or 180, std 90."""
-    d = _check_dim(dim)
+    return _angle_moments(_check_dim(dim))  # validated first: the cache needs a hashable int
+
+
+@lru_cache(maxsize=None)
+def _angle_moments(d: int) -> tuple[float, float]:
     if d == 1:
         return 90.0, 90.0
     # sin^(d-2) integrates to B(1/2, (d-1)/2) over [0, pi]; the mass sits within
@@ -108,7 +109,8 @@ def angle_cdf(*, theta, dim: int):
     R^dim: with t = cos(angle), (1 + t)/2 ~ Beta((d-1)/2, (d-1)/2), so the CDF is the
     regularised incomplete beta I_{(1 - cos theta)/2}((d-1)/2, (d-1)/2)."""
     d = _check_dim(dim)
-    th = np.clip(np.radians(np.asarray(theta, dtype=float)), 0.0, math.pi)
+    theta = validate.array("theta", theta, lambda n, v: validate.real(n, v, allow_inf=True))
+    th = np.clip(np.radians(theta), 0.0, math.pi)
     if d == 1:
         out = np.where(th >= math.pi, 1.0, 0.5)
     else:
@@ -121,7 +123,7 @@ def angle_pdf(*, theta, dim: int):
     """Density (per degree) of the random-vector angle in R^dim, dim >= 2 (Fig. 4):
     sin^(d-2)(theta) / B(1/2, (d-1)/2), times pi/180 for degrees."""
     d = validate.integer("dim", dim, 2)
-    th = np.radians(np.asarray(theta, dtype=float))
+    th = np.radians(validate.array("theta", theta, validate.real))
     log = (d - 2) * np.log(np.clip(np.sin(th), 1e-300, None)) - special.betaln(0.5, (d - 1) / 2)
     return np.exp(log) * math.pi / 180
 
@@ -130,7 +132,7 @@ def threshold(*, dim: int, p: float) -> float:
     """theta_thres = mean + p std (degrees) of the random-vector angle in R^dim (Sec. 4.2.2,
     "three-sigma rule"), clipped to [0, 180]."""
     mean, std = angle_moments(dim=_check_dim(dim))
-    return float(min(180.0, max(0.0, mean + float(p) * std)))
+    return float(min(180.0, max(0.0, mean + validate.real("p", p) * std)))
 
 
 def acceptance_probability(*, dim: int, p: float, c: float = 1.0, reading: str = "noise") -> float:
@@ -140,6 +142,7 @@ def acceptance_probability(*, dim: int, p: float, c: float = 1.0, reading: str =
     (Algorithm 1, line 10): the angle between Delta w and Delta w + r with ||r|| = c ||Delta w||;
     with phi the noise's angle, angle < theta0 iff sin(phi - theta0) < sin(theta0) / c."""
     validate.choice("reading", reading, READINGS)
+    validate.nonnegative("c", c)  # the noise's norm relative to the update's; used by "perturbed"
     th0 = threshold(dim=dim, p=p)
     if reading == "noise":
         return angle_cdf(theta=th0, dim=dim)
@@ -164,7 +167,8 @@ def filter_drift(*, dim: int, p: float, c: float = 1.0) -> float:
     """The filtered noise's mean along the update, E[r . u] / ||u||^2 = c E[cos phi | phi <
     theta_thres] (``reading="noise"``; Sec. 4.2.2).  Theorem 1 takes the noise as zero-mean;
     the filter keeps the draws that lean towards the update, so r carries on average this
-    multiple of the layer's update (about c sqrt(2 / (pi d)) at p = 0): an extra step."""
+    multiple of the layer's update (about c sqrt(2 / (pi d)) at p = 0): an extra step.
+    NaN when no draw passes (a threshold of 0 degrees): the mean given acceptance is undefined."""
     d = validate.integer("dim", dim, 2)
     validate.nonnegative("c", c)
     lo = math.cos(math.radians(threshold(dim=d, p=p)))  # accepted: cos(phi) > lo
@@ -179,24 +183,29 @@ def filter_drift(*, dim: int, p: float, c: float = 1.0) -> float:
 
 
 def expected_tries(*, dim: int, p: float, c: float = 1.0, reading: str = "noise") -> float:
-    """Expected draws until one passes the filter, 1 / P (a geometric number of tries)."""
+    """Expected draws until one passes the filter, 1 / P (a geometric number of tries); inf when
+    no draw passes (a threshold of 0 degrees)."""
     prob = acceptance_probability(dim=dim, p=p, c=c, reading=reading)
     return math.inf if prob <= 0 else 1.0 / prob
 
 
 def expected_tries_normal(*, p: float) -> float:
     """Expected tries when the angle is read as exactly normal: 1 / Phi(p) (the normal tail
-    behind Table 4's multiples 2.0, 6.3, 43.9 at p = 0, -1, -2)."""
-    return 1.0 / float(stats.norm.cdf(float(p)))
+    behind Table 4's multiples 2.0, 6.3, 43.9 at p = 0, -1, -2); inf below p = -38, where
+    Phi(p) underflows to 0 (1 / Phi(p) is then beyond the floats)."""
+    prob = float(stats.norm.cdf(validate.real("p", p)))
+    return math.inf if prob <= 0 else 1.0 / prob
 
 
 def cost_multiple(*, dims, p: float, c: float = 1.0, reading: str = "noise") -> float:
     """Table 4: the expected cost of the filtered noise in multiples of one plain draw
     (the DP baseline's): sum_l d_l tries_l / sum_l d_l over the layers of sizes ``dims``
     (each layer's noise is drawn, and redrawn, on its own)."""
-    dims = [_check_dim(d) for d in dims]
+    if np.ndim(dims) != 1:
+        raise ValueError(f"dims={dims!r} is out of range: dims must be a sequence of layer sizes")
+    dims = [validate.integer(f"dims[{i}]", d, 1) for i, d in enumerate(dims)]
     if not dims:
-        raise ValueError("dims needs at least one layer size")
+        raise ValueError("dims is empty: dims needs at least one layer size")
     tries = [expected_tries(dim=d, p=p, c=c, reading=reading) for d in dims]
     return float(sum(d * t for d, t in zip(dims, tries)) / sum(dims))
 
@@ -209,12 +218,12 @@ def descent_probability(*, c: float, K: int, dim: int, rho: float = 1.0, dropout
     independent parts) and noise r_k of norm c (random direction), equal weights."""
     validate.nonnegative("c", c)
     K = validate.integer("K", K, 1)
-    d = validate.integer("dropouts", dropouts, 0, K - 1)
+    d = validate.integer("dropouts", dropouts, 0, K - 1, why="dropouts < K")
     dim = validate.integer("dim", dim, 2)
     rho = validate.probability("rho", rho)
     trials = validate.integer("trials", trials, 1)
     k = K - d
-    g = seeding.torch_generator(int(seed), "descent")
+    g = seeding.torch_generator(validate.integer("seed", seed, 0), "descent")
     shared = torch.randn(trials, 1, dim, generator=g, dtype=torch.float64)
     own = torch.randn(trials, k, dim, generator=g, dtype=torch.float64)
     unit = lambda v: v / torch.linalg.vector_norm(v, dim=-1, keepdim=True)

@@ -33,9 +33,7 @@ def paper_lr(*, t, eta0: float = 0.2, decay: float = 0.01):
     this form with mu alpha = 10 and alpha = 100, i.e. mu = 0.1 and kappa = 12.5.
     """
     eta0, decay = validate.positive("eta0", eta0), validate.nonnegative("decay", decay)
-    t = np.asarray(t, dtype=float)
-    if np.any(t < 0):
-        raise ValueError(f"t={t!r} is out of range: t must be >= 0")
+    t = validate.array("t", t, validate.nonnegative)
     out = eta0 / (1.0 + decay * t)
     return float(out) if out.ndim == 0 else out
 
@@ -49,7 +47,7 @@ def theorem1_lr(*, t, mu: float, kappa: float):
     kappa = validate.positive("kappa", kappa)
     if not kappa > 1:
         raise ValueError(f"kappa={kappa!r} is out of range: Theorem 1 needs kappa = L/mu > 1")
-    t = np.asarray(t, dtype=float)
+    t = validate.array("t", t, validate.nonnegative)
     out = 2.0 / (mu * (8.0 * kappa + t))
     return float(out) if out.ndim == 0 else out
 
@@ -82,8 +80,8 @@ def sampling_ratio(*, b: int, n_k: int, Q: int) -> float:
     ``Q b <= n_k`` is required so that q is a fraction in (0, 1].
     """
     n_k = validate.integer("n_k", n_k, 1)
-    b = validate.integer("b", b, 1, n_k)
-    Q = validate.integer("Q", Q, 1, n_k // b)
+    b = validate.integer("b", b, 1, n_k, why="b <= n_k")
+    Q = validate.integer("Q", Q, 1, n_k // b, why="Q b <= n_k")
     return Q * b / n_k
 
 
@@ -95,7 +93,7 @@ def inclusion_prob(*, b: int, n_k: int, Q: int) -> float:
     bounds it by ``q = Q b / n_k`` (:func:`sampling_ratio`).
     """
     n_k = validate.integer("n_k", n_k, 1)
-    b = validate.integer("b", b, 1, n_k)
+    b = validate.integer("b", b, 1, n_k, why="b <= n_k")
     Q = validate.integer("Q", Q, 1)
     return -math.expm1(Q * math.log1p(-b / n_k)) if b < n_k else 1.0
 
@@ -113,7 +111,7 @@ def amplified_eps(*, eps: float, b: int, n_k: int, Q: int) -> float:
     """
     eps = validate.positive("eps", eps)
     n_k = validate.integer("n_k", n_k, 1)
-    b = validate.integer("b", b, 1, n_k)
+    b = validate.integer("b", b, 1, n_k, why="b <= n_k")
     Q = validate.integer("Q", Q, 1)
     p = inclusion_prob(b=b, n_k=n_k, Q=Q)
     if eps <= 700.0:
@@ -211,11 +209,10 @@ def theorem1_A(*, p, gamma_sq, b: int, Q: int, G: float, L: float, Gamma: float)
     Source: Li, Chang & Chi 2020, eq. (12a); ``p`` and ``gamma_sq`` are arrays over the
     clients summed (the paper's index runs to K).
     """
-    p, gamma_sq = np.asarray(p, dtype=float), np.asarray(gamma_sq, dtype=float)
+    p = validate.array("p", p, validate.nonnegative)
+    gamma_sq = validate.array("gamma_sq", gamma_sq, validate.nonnegative)
     if p.shape != gamma_sq.shape:
         raise ValueError(f"p and gamma_sq must have the same shape (got {p.shape} and {gamma_sq.shape})")
-    if np.any(p < 0) or np.any(gamma_sq < 0):
-        raise ValueError("p and gamma_sq must be >= 0")
     b, Q = validate.integer("b", b, 1), validate.integer("Q", Q, 1)
     G, L = validate.positive("G", G), validate.positive("L", L)
     Gamma = validate.nonnegative("Gamma", Gamma)
@@ -244,7 +241,7 @@ def theorem1_C(*, N: int, K: int, Q: int, G: float) -> float:
     Source: Li, Chang & Chi 2020, eq. (12c).
     """
     N = validate.integer("N", N, 2)
-    K = validate.integer("K", K, 1, N)
+    K = validate.integer("K", K, 1, N, why="K <= N")
     Q = validate.integer("Q", Q, 1)
     return (N - K) / (N - 1) * 4.0 / K * Q**2 * validate.positive("G", G) ** 2
 
@@ -262,9 +259,7 @@ def theorem1_bound(*, T, L: float, mu: float, A: float, B: float, C: float,
         raise ValueError(f"L/mu={kappa!r} is out of range: Theorem 1 needs kappa = L/mu > 1")
     for k, v in (("A", A), ("B", B), ("C", C), ("w0_dist_sq", w0_dist_sq)):
         validate.nonnegative(k, v)
-    T = np.asarray(T, dtype=float)
-    if np.any(T < 0):
-        raise ValueError(f"T={T!r} is out of range: T must be >= 0")
+    T = validate.array("T", T, validate.nonnegative)
     out = 2 * kappa / (T + 8 * kappa) * ((A + B + C) / mu + 2 * L * w0_dist_sq)
     return float(out) if out.ndim == 0 else out
 

@@ -34,7 +34,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from fldp import verdicts as V
+from fldp import validate, verdicts as V
 from fldp.validate import choice, integer, open_unit, positive, probability
 
 try:  # the shared implementation, when fldp.mechanisms exists
@@ -63,11 +63,7 @@ def _pos(name, x):
     """validate.positive for a scalar or every element of an array; returns float/array."""
     if np.ndim(x) == 0:
         return positive(name, x)
-    a = np.asarray(x, dtype=float)
-    bad = ~(np.isfinite(a) & (a > 0))
-    if bad.any():
-        positive(name, a[bad].flat[0])  # raises with the shared message
-    return a
+    return validate.array(name, x, lambda _, v: positive(name, v))  # the shared message, named name
 
 
 def _out(x):
@@ -76,9 +72,7 @@ def _out(x):
 
 
 def _real(name, x):
-    if isinstance(x, bool) or not np.isfinite(x):
-        raise ValueError(f"{name}={x!r} is out of range: {name} must be a finite real number")
-    return float(x)
+    return validate.real(name, x)
 
 
 def _check_contraction(name, value, how):
@@ -196,7 +190,7 @@ def theorem2_constants(*, rho, beta, l, B, mu, c, m, N, kappa_sign="paper", scal
     sign = {"paper": 1.0, "appendix": -1.0}[choice("kappa_sign", kappa_sign, ("paper", "appendix"))]
     lam0, lam1, lam2 = lambdas(rho=rho, B=B, mu=mu)
     P = 1 + 2 * l * lam2
-    _check_contraction("P", P, f"needs -1/(2l) < lambda2={lam2:.4g} < 0, i.e. mu > rho*B*(1+B/2)"
+    _check_contraction("P", P, f"needs -1/(2 l) < lambda2={lam2:.4g} < 0, i.e. mu > rho*B*(1+B/2)"
                        f" = {rho * B * (1 + B / 2):.4g} and mu large enough relative to l")
     denom = sign * (1 - P)
     kappa1 = scale * lam1 * beta * c / (m * denom) * math.sqrt(2 / (N * math.pi))
@@ -278,7 +272,9 @@ def theorem2_second_derivative(*, T, eps, Theta, P, kappa0, kappa1):
 def theorem2_second_derivative_fd(*, T, eps, Theta, P, kappa0, kappa1, h=1e-3):
     """Wei et al. 2020, eq. (20) cross-checked: central finite-difference second derivative of (17)."""
     f = lambda t: theorem2_bound(T=t, eps=eps, Theta=Theta, P=P, kappa0=kappa0, kappa1=kappa1)  # noqa: E731
-    T = _pos("T", T)
+    T, h = _pos("T", T), positive("h", h)
+    if np.any(np.asarray(T) <= h):
+        raise ValueError(f"h={h!r} is out of range: h must be < T={T!r} (the bound (17) is taken at T - h > 0)")
     return _out((f(T + h) - 2 * np.asarray(f(T)) + f(T - h)) / h**2)
 
 
@@ -298,7 +294,7 @@ def theorem2_optimal_T(*, eps, Theta, P, kappa0, kappa1, T_max):
 # ------------------------------------------------------- Section V: K-random
 def _q(N, K):
     N = integer("N", N, 1)
-    K = integer("K", K, 1, N)
+    K = integer("K", K, 1, N, why="K <= N")
     return N, K, K / N
 
 
@@ -466,7 +462,7 @@ def theorem3_constants(*, rho, B, mu, l, K, N):
     alpha1 = 1 + 2 * rho * B / mu + 2 * rho * B * sK / (mu * N)
     alpha0 = 2 * rho * K / N + rho
     Q = 1 + 2 * l * alpha2
-    _check_contraction("Q", Q, f"needs -1/(2l) < alpha2={alpha2:.4g} < 0 (mu large enough; "
+    _check_contraction("Q", Q, f"needs -1/(2 l) < alpha2={alpha2:.4g} < 0 (mu large enough; "
                        f"alpha2 < 0 needs B/sqrt(K) < 1 and mu big vs rho)")
     return Theorem3Constants(Q, alpha0, alpha1, alpha2)
 
@@ -511,8 +507,9 @@ def theorem3_optimal_K(*, T, eps, N, m, Theta, rho, beta, B, mu, l, c, scale=1.0
         except BoundOutsideAssumptions:
             continue
     if not vals:
-        raise ValueError(f"the Theorem 3 bound is undefined for every K in [1, {N}] "
-                         f"(eq. (69) or 0 < Q < 1 fails) at T={T}, eps={eps}")
+        raise ValueError(f"the Theorem 3 bound is undefined for every K in [1, N={N}] "
+                         f"(eq. (69) or 0 < Q < 1 fails) at T={T}, eps={eps}, rho={rho}, B={B}, "
+                         f"mu={mu}, l={l}")
     K_star = min(vals, key=vals.get)
     return K_star, vals[K_star], vals
 

@@ -140,6 +140,8 @@ def calibrate(*, mechanism: str, eps: float, b: int, T: int, N: int, d_i: int,
         else:  # pure DP composes exactly by summing: r_max replies of eps / r_max each
             assumed = r_max
             scale = r_max * sens / eps
+            while r_max / (scale / sens) > eps:  # rounding must not overshoot the budget
+                scale = math.nextafter(scale, math.inf)
         c2_used = None
     else:
         sens = xi / (q * d_i)

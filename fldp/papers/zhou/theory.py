@@ -78,7 +78,7 @@ MAX_ENUMERATED_CLIENTS = 20
 
 
 # ------------------------------------------------------------------ argument checks
-def _in_range(name, value, low, high=math.inf, *, low_open=False, allow_inf=False):
+def _in_range(name, value, low, high=math.inf, *, low_open=False, allow_inf=False, why=None):
     """Every element of ``value`` (a real or an array) in [low, high], or (low, high] with
     ``low_open``; finite unless ``allow_inf``.  Real intervals fldp.validate has no helper
     for (b in [1, N], q in (0, 1], arrays of T >= 0), in its message style."""
@@ -88,6 +88,8 @@ def _in_range(name, value, low, high=math.inf, *, low_open=False, allow_inf=Fals
         a = np.asarray(math.nan)
     if isinstance(value, (bool, str)):
         a = np.asarray(math.nan)
+    if a.size == 0:
+        raise ValueError(f"{name} is empty: {name} must hold at least one value")
     bad = np.isnan(a) | (a <= low if low_open else a < low) | (a > high)
     if not allow_inf:
         bad |= np.isinf(a)
@@ -96,7 +98,7 @@ def _in_range(name, value, low, high=math.inf, *, low_open=False, allow_inf=Fals
         left = "(" if low_open or low == -math.inf else "["
         right = ")" if high == math.inf else "]"
         raise ValueError(f"{name}={shown!r} is out of range: {name} must be in "
-                         f"{left}{low:g}, {high:g}{right}")
+                         f"{left}{low:g}, {high:g}{right}" + (f" ({why})" if why else ""))
     return float(a) if a.ndim == 0 else a
 
 
@@ -117,7 +119,8 @@ def _per_client(name, value, N, check):
 def _curvature(mu, lam):
     """Validated (mu, lam, gamma = 2 lam / mu); Assumptions 3-4 force mu <= lam."""
     lam = validate.positive("lam", lam)
-    mu = _in_range("mu", validate.positive("mu", mu), 0.0, lam, low_open=True)
+    mu = _in_range("mu", validate.positive("mu", mu), 0.0, lam, low_open=True,
+                   why="mu <= lam, Assumptions 3-4")
     return mu, lam, 2.0 * lam / mu
 
 
@@ -195,7 +198,7 @@ def check_queries(*, N: int, b: int, T: int, d_i: int) -> tuple[int, int, int, i
     """The query schedule of Zhou et al., Sec. IV-A, validated: N clients (>= 1), b of them
     per global iteration (1 <= b <= N), T iterations (>= 1), d_i samples on client i (>= 1)."""
     N = validate.integer("N", N, 1)
-    return N, validate.integer("b", b, 1, N), validate.integer("T", T, 1), validate.integer("d_i", d_i, 1)
+    return N, validate.integer("b", b, 1, N, why="b <= N"), validate.integer("T", T, 1), validate.integer("d_i", d_i, 1)
 
 
 def laplace_scale(*, eps: float, b: int, T: int, N: int, d_i: int, xi1: float) -> float:
@@ -243,7 +246,7 @@ def aggregated_laplace_variance(*, eta: float, p: int, b: int, T: int, N: int, d
     adding Theorem 1's Laplace noise.  Exact, and independent of the d_i.
     """
     N = validate.integer("N", N, 1)
-    b = validate.integer("b", b, 1, N)
+    b = validate.integer("b", b, 1, N, why="b <= N")
     T = validate.integer("T", T, 1)
     eta = validate.positive("eta", eta)
     return eta**2 * b * T**2 * _laplace_noise(p=p, N=N, d=d, xi1=xi1, eps=eps)
@@ -272,13 +275,15 @@ def client_sampling_expectation(*, d_i: Sequence[float], nu, b: int):
     ``d_i`` are the N client sizes (d = their sum), ``nu`` an array whose first axis has the
     N values nu_t^i (any trailing shape).  Enumerates every P, so N <= 20 (itertools).
     """
-    sizes = np.array([validate.positive(f"d_i[{i}]", v) for i, v in enumerate(d_i)])
+    if np.ndim(d_i) != 1:
+        raise ValueError(f"d_i={d_i!r} is out of range: d_i must be a sequence of the N client sizes")
+    sizes = validate.array("d_i", d_i, validate.positive)
     N = len(sizes)
     if not 1 <= N <= MAX_ENUMERATED_CLIENTS:
         raise ValueError(f"N={N!r} is out of range: N (the length of d_i) must be in "
                          f"[1, {MAX_ENUMERATED_CLIENTS}] to enumerate every client set")
-    b = validate.integer("b", b, 1, N)
-    nu = np.asarray(nu, dtype=float)
+    b = validate.integer("b", b, 1, N, why="b <= N")
+    nu = validate.array("nu", nu, validate.real)
     if nu.ndim == 0 or nu.shape[0] != N:
         raise ValueError(f"nu has shape {nu.shape}: its first axis must hold one value per client (N={N})")
     subsets = np.array(list(itertools.combinations(range(N), b)))
@@ -295,7 +300,7 @@ def client_sampling_variance(*, N: int, b: int, G: float) -> float:
     middle line is ``(N - b)/(b N (N - 1)) sum_i ||grad F_i - g_t||^2`` (equal weights).
     """
     N = validate.integer("N", N, 2)
-    b = validate.integer("b", b, 1, N)
+    b = validate.integer("b", b, 1, N, why="b <= N")
     return _client_term(N, b, validate.nonnegative("G", G))
 
 
@@ -320,7 +325,7 @@ def one_step_bound(*, dist_sq: float, mu: float, lam: float, eta: float, Gamma: 
     """
     mu, lam, _ = _curvature(mu, lam)
     dist_sq = validate.nonnegative("dist_sq", dist_sq)
-    eta = _in_range("eta", eta, 0.0, 1.0 / lam, low_open=True)
+    eta = _in_range("eta", eta, 0.0, 1.0 / lam, low_open=True, why="eta <= 1/lam")
     Gamma = validate.nonnegative("Gamma", Gamma)
     return (1.0 - mu * eta) * dist_sq + 2.0 * lam * eta**2 * Gamma
 
@@ -344,7 +349,7 @@ def learning_rate(*, t: int, mu: float, lam: float) -> float:
 def omega0_laplace(*, N: int, b: int, G: float, lam: float, Gamma: float) -> float:
     """``omega_0 = 2 (N - b)/(N - 1) G^2 / b + 2 lam Gamma`` (Zhou et al., Theorem 3)."""
     N = validate.integer("N", N, 2)
-    b = validate.integer("b", b, 1, N)
+    b = validate.integer("b", b, 1, N, why="b <= N")
     return _omega0(N, b, G, lam, Gamma)
 
 
@@ -355,14 +360,14 @@ def omega1_laplace(*, p: int, b: int, T: int, N: int, d: float, eps: PerClient,
     Equals ``4 E||w_t^b||^2 / eta_t^2`` of Proposition 1 (the 4 is alpha^2 mu^2).
     """
     N = validate.integer("N", N, 1)
-    b = validate.integer("b", b, 1, N)
+    b = validate.integer("b", b, 1, N, why="b <= N")
     T = validate.integer("T", T, 1)
     return 4.0 * b * T**2 * _laplace_noise(p=p, N=N, d=d, xi1=xi1, eps=eps)
 
 
 def _theorem_bound(*, t, T, mu, lam, Y0, omega0, omega1):
     """``1/(t+gamma) (4/mu^2 omega0 + gamma Y0) + 1/mu^2 1/(t+gamma) omega1`` (Thms 3-4)."""
-    t = validate.integer("t", t, 0, T)
+    t = validate.integer("t", t, 0, T, why="t <= T")
     mu, _, gamma = _curvature(mu, lam)
     Y0 = validate.nonnegative("Y0", Y0)
     return (4.0 / mu**2 * omega0 + gamma * Y0 + omega1 / mu**2) / (t + gamma)
@@ -445,7 +450,7 @@ def laplace_A(*, b: float, N: int, p: int, d: float, eps: PerClient, xi1: float,
     Source: Zhou et al., Sec. V-B, before eq. (6) (b fixed, real in [1, N]).
     """
     N = validate.integer("N", N, 2)
-    b = _in_range("b", b, 1.0, N)
+    b = _in_range("b", b, 1.0, N, why="b <= N")
     mu, lam, _ = _curvature(mu, lam)
     A1 = 4.0 / mu**2 * _omega0(N, b, G, lam, Gamma)
     A2 = 4.0 * b * _laplace_noise(p=p, N=N, d=d, xi1=xi1, eps=eps) / mu**2
@@ -682,8 +687,8 @@ def acs(*, U: Callable[..., float], T0: float, b0: float, N: int, T_max: float =
     """
     N = validate.integer("N", N, 1)
     T_max = validate.positive("T_max", T_max)
-    T = _in_range("T0", T0, 0.0, T_max)
-    b = _in_range("b0", b0, 1.0, N)
+    T = _in_range("T0", T0, 0.0, T_max, why="T0 <= T_max")
+    b = _in_range("b0", b0, 1.0, N, why="b0 <= N")
     tol = validate.positive("tol", tol)
     max_iter = validate.integer("max_iter", max_iter, 1)
     validate.choice("fixed", fixed, (None, "T", "b"))
@@ -741,6 +746,9 @@ def table1(*, mu: float, lam: float, G: float, Gamma: float, Y0: float, xi1: flo
     validate.choice("b_rounding", b_rounding, ("nearest", "up"))
     N = validate.integer("N", N, 10)  # Table I fixes b = 10
     rnd = _round_half_up if b_rounding == "nearest" else math.ceil
+    if np.ndim(eps_values) != 1:
+        raise ValueError(f"eps_values={eps_values!r} is out of range: eps_values must be a sequence of eps")
+    validate.array("eps_values", eps_values, validate.positive)
     problem = dict(N=N, p=p, d=d, xi1=xi1, G=G)
     rows = []
     for eps in eps_values:

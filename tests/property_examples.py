@@ -206,7 +206,11 @@ def examples() -> dict:
                                        scale=1.0, moments="eq23", **WEI_K),
         W + "remark5_verdict": dict(rows={"eps=60": {"K_star": 5, "bound": 1.0, "bound_K_N": 2.0,
                                                      "K_min_valid": 2}}, N=10),
+        W + "remark5_verdict_nonvacuous": dict(rows={"eps=60": {"K_star": 5, "bound": 1.0, "bound_K_N": 2.0,
+                                                                "K_min_valid": 2}}, N=10, Theta=3.0),
+        W + "uplink_exposures_privacy": dict(eps=60.0, delta=0.01, L=1),
         # Zhou et al.
+        Z + "first_step_reading": dict(hessian_top=[[2.0, 3.0], [2.5, 3.5]], secant_min_per_step=[0.5, 0.6]),
         Z + "check_queries": dict(N=10, b=2, T=5, d_i=600),
         Z + "laplace_scale": dict(eps=1.0, b=1, T=22, N=10, d_i=6000, xi1=300.0),
         Z + "gaussian_sigma": dict(eps=0.5, delta=1e-5, b=10, T=100, N=10, d_i=6000, xi2=10.0, c2=1.0),
@@ -279,6 +283,9 @@ def examples() -> dict:
         AN + "expected_tries_normal": dict(p=-1.0),
         AN + "cost_multiple": dict(dims=[10, 100], p=-1.0, c=1.0, reading="noise"),
         AN + "descent_probability": dict(c=1.0, K=4, dim=10, rho=0.5, dropouts=1, trials=50, seed=0),
+        AN + "fixed_direction_aggregate": dict(dim=10, K=3, c=1.0, p=0.0, trials=40, seed=0),
+        AN + "theorem1_elements": dict(along=[0.1 * ((7 * i) % 11) - 0.5 for i in range(30)],
+                                       across=[0.1 * ((5 * i) % 13) - 0.6 for i in range(30)]),
     }
     return ex
 

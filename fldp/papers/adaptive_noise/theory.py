@@ -251,9 +251,9 @@ def fixed_direction_aggregate(*, dim: int, K: int, c: float, p=None, trials: int
     c = validate.positive("c", c)
     trials = validate.integer("trials", trials, 1)
     n = np.ones(K) if norms is None else np.asarray(norms, dtype=float).ravel()
-    if n.shape != (K,) or (n <= 0).any():
+    if n.shape != (K,) or not np.all(np.isfinite(n)) or (n <= 0).any():
         raise ValueError(f"norms needs K={K} positive entries (got {n.tolist()})")
-    rng = seeding.numpy_rng(int(seed), "trials", 2, d, K)
+    rng = seeding.numpy_rng(validate.integer("seed", seed, 0), "trials", 2, d, K)
     lo = -math.inf if p is None else math.cos(math.radians(threshold(dim=d, p=p)))
     z1, z2, rest = (np.empty((trials, K)) for _ in range(3))
     todo = np.ones((trials, K), dtype=bool)

@@ -255,6 +255,9 @@ def fixed_direction_aggregate(*, dim: int, K: int, c: float, p=None, trials: int
         raise ValueError(f"norms needs K={K} positive entries (got {n.tolist()})")
     rng = seeding.numpy_rng(validate.integer("seed", seed, 0), "trials", 2, d, K)
     lo = -math.inf if p is None else math.cos(math.radians(threshold(dim=d, p=p)))
+    if p is not None and (accept := acceptance_probability(dim=d, p=p)) * 1e6 < 1:
+        raise ValueError(f"p={p!r} is out of range: at dim={d} the filter passes {accept:.2g} of the draws "
+                         "(need at least 1e-6, or the simulation never ends)")
     z1, z2, rest = (np.empty((trials, K)) for _ in range(3))
     todo = np.ones((trials, K), dtype=bool)
     while todo.any():  # redraw the rejected clients only (a geometric number of tries each)
@@ -276,7 +279,8 @@ def theorem1_elements(*, along, across) -> dict:
     elements (``th.theorem1_elements(**sim)``): the mean along the update and its 95 %
     t-interval, both variances (Theorem 1: 1), the excess kurtosis across it (one client's
     noise, a sphere coordinate: -6 / (d + 2)) and D'Agostino's normality p-value of each element."""
-    along, across = np.asarray(along, dtype=float).ravel(), np.asarray(across, dtype=float).ravel()
+    along = validate.array("along", along, validate.real).ravel()
+    across = validate.array("across", across, validate.real).ravel()
     if along.size < 20 or across.size < 20:
         raise ValueError(f"along and across need at least 20 trials each (got {along.size} and {across.size})")
     half = float(stats.t.ppf(0.975, along.size - 1) * along.std(ddof=1) / math.sqrt(along.size))

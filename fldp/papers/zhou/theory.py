@@ -790,13 +790,13 @@ def first_step_reading(*, hessian_top, secant_min_per_step) -> tuple[float, floa
     :mod:`fldp.papers.zhou.estimate`) give a larger one.  ``hessian_top[j][i]``: point j (0 the
     start), client i; ``secant_min_per_step[t]``: the smallest client secant of step t.
     """
-    h = np.asarray(hessian_top, dtype=float)
-    s = np.asarray(secant_min_per_step, dtype=float).ravel()
+    h = validate.array("hessian_top", hessian_top, validate.real)
+    s = validate.array("secant_min_per_step", secant_min_per_step, validate.positive).ravel()
     if h.ndim != 2 or h.size == 0 or s.size == 0:
         raise ValueError(f"hessian_top must be [points][clients] and secant_min_per_step non-empty, got shapes "
                          f"{h.shape} and {s.shape}")
     mu, lam = float(s[0]), float(h[0].max())
-    if not (0 < mu <= lam):
-        raise ValueError(f"mu={mu!r}, lam={lam!r} are out of range: need 0 < mu <= lam (a positive secant no "
-                         "larger than the largest eigenvalue)")
+    if not mu <= lam:
+        raise ValueError(f"secant_min_per_step[0]={mu!r} is out of range: the first secant mu must be at most "
+                         f"lam = max(hessian_top[0]) = {lam!r} (a secant no larger than the largest eigenvalue)")
     return mu, lam

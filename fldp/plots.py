@@ -37,3 +37,17 @@ def markdown_table(rows, digits: int = 4) -> str:
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     lines += ["| " + " | ".join(fmt(r.get(c, "")) for c in cols) + " |" for r in rows]
     return "\n".join(lines)
+
+
+def plain_log_ticks(axis) -> None:
+    """Plain-number tick labels (0.3, 2, 10) on a log ``axis`` (e.g. ``ax.yaxis``) instead of
+    matplotlib's 3x10^-1 form; minor ticks are labelled where the axis spans under two decades
+    (matplotlib's ``LogFormatter`` thresholds), so a narrow range still reads."""
+    from matplotlib.ticker import LogFormatter
+
+    class Plain(LogFormatter):  # LogFormatter picks which ticks to label; the label is a plain number
+        def _num_to_string(self, x, vmin, vmax):
+            return f"{x:.3g}"
+
+    axis.set_major_formatter(Plain(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
+    axis.set_minor_formatter(Plain(labelOnlyBase=False, minor_thresholds=(2, 0.5)))

@@ -10,7 +10,7 @@ import pytest
 
 matplotlib.use("Agg")
 
-from fldp import results, verdicts as V  # noqa: E402
+from fldp import accounting, results, verdicts as V  # noqa: E402
 from fldp.papers.wei2020 import algorithm as nbafl, simulations as sim  # noqa: E402
 
 
@@ -181,8 +181,65 @@ def test_spend_table_matches_the_calibration():
     rows = sim.spend_table(sim.Reading(C=20.0, L="T"), delta=0.01, N=50, m=1200,
                            configs=[("Fig. 2", 60, 25, None), ("Fig. 4", 60, 25, 20)])
     cal = nbafl.calibrate(eps=60, delta=0.01, C=20.0, L=25, N=50, T=25, m=1200)
-    assert rows[0]["L"] == 25 and rows[0]["true eps at delta=0.01"] == pytest.approx(cal.eps_run)
+    rdp = accounting.planned_epsilon(event=accounting.gaussian(noise_multiplier=cal.sigma_U / cal.sensitivity_U),
+                                     rounds=25, delta=0.01, accountant="rdp")  # one accountant for the table
+    assert rows[0]["L"] == 25 and rows[0]["true eps (RDP, delta=0.01)"] == pytest.approx(rdp)
+    assert rdp >= cal.eps_run  # RDP is never tighter than the calibration's PLD figure
     c = math.sqrt(2 * math.log(125))
     assert rows[0]["multiplier z"] == pytest.approx(c * 25 / 60)
     assert rows[0]["true eps, K-random amplified"] is None
-    assert rows[1]["K"] == 20 and rows[1]["true eps, K-random amplified"] < rows[1]["true eps at delta=0.01"]
+    assert rows[1]["K"] == 20 and rows[1]["true eps, K-random amplified"] < rows[1]["true eps (RDP, delta=0.01)"]
+
+
+# --- the clipped, noiseless baseline, the clipping/noise split, one accountant, the delta warning (tiny runs)
+
+TINY = dict(N=2, T=2, delta=0.01, L=1, mu=0.01, lr=0.05, local_epochs=1, batch_size=50, seed=0,
+            subsample=200, max_test=100)
+
+
+def test_clipping_only_above_the_model_norm_is_the_non_private_run():
+    plain = sim.nbafl_run(eps=None, C=20.0, **TINY)
+    clipped = sim.nbafl_run(eps=None, C=1e6, rule="clip", **TINY)
+    assert clipped["train_loss"] == plain["train_loss"] and clipped["test_acc"] == plain["test_acc"]
+    assert clipped["calibration"]["sigma_U"] == 0 and clipped["calibration"]["sigma_D"] == 0
+    assert clipped["eps_spent"] is None and len(clipped["test_loss"]) == len(plain["train_loss"])
+
+
+def test_clipping_only_below_the_model_norm_changes_the_run_and_clips_to_C():
+    plain = sim.nbafl_run(eps=None, C=20.0, **TINY)
+    clipped = sim.nbafl_run(eps=None, C=0.5, rule="clip", **TINY)
+    assert plain["w_norm"] > 0.5 and clipped["w_norm"] <= 0.5 + 1e-6
+    assert clipped["train_loss"][-1] != plain["train_loss"][-1]
+
+
+def test_clip_rule_refuses_an_eps():
+    with pytest.raises(ValueError, match="eps"):
+        sim.nbafl_run(eps=50.0, C=20.0, rule="clip", **TINY)
+
+
+def test_clipping_share_splits_the_gap_per_seed_by_hand():
+    runs = lambda *v: ({"train_loss": {"runs": np.array([[9.0, x] for x in v])}}, None)  # noqa: E731
+    groups = {None: runs(1.0, 2.0), sim.CLIP: runs(1.5, 2.1), 50: runs(2.0, 2.6)}
+    out = sim.clipping_share(groups, [50])["eps = 50"]
+    # gap = mean(2.0-1.0, 2.6-2.0) = 0.8; clipping = mean(0.5, 0.1) = 0.3; noise = 0.5
+    assert out["gap"] == pytest.approx(0.8) and out["clipping"] == pytest.approx(0.3)
+    assert out["noise"] == pytest.approx(0.5) and out["clipping share"] == pytest.approx(0.375)
+
+
+def test_spend_table_uses_one_accountant_and_amplification_lowers_the_spend():
+    rows = sim.spend_table(sim.Reading(C=200.0, L=1), delta=0.01, N=50, m=1200, configs=[("f", 50, 25, 20)])
+    (row,) = rows
+    z = 3.1075 * 1 / 50  # c L / eps with c = sqrt(2 ln(125))
+    assert row["multiplier z"] == pytest.approx(math.sqrt(2 * math.log(125)) / 50)
+    assert z == pytest.approx(row["multiplier z"], rel=1e-4)
+    one = accounting.gaussian(noise_multiplier=row["multiplier z"])
+    assert row["true eps (RDP, delta=0.01)"] == pytest.approx(
+        accounting.planned_epsilon(event=one, rounds=25, delta=0.01, accountant="rdp"))
+    assert row["true eps, K-random amplified"] < row["true eps (RDP, delta=0.01)"]
+
+
+def test_delta_warning_only_at_or_above_one_over_m():
+    assert sim.delta_warning(delta=0.01, m=1200).startswith("delta = 0.01 is at least 1/m = 1/1200")
+    assert sim.delta_warning(delta=1e-5, m=1200) == ""
+    with pytest.raises(ValueError, match="delta"):
+        sim.delta_warning(delta=1.5, m=1200)

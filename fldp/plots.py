@@ -1,6 +1,8 @@
 """Small plotting helpers shared by the notebooks (matplotlib only)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 
@@ -51,3 +53,16 @@ def plain_log_ticks(axis) -> None:
 
     axis.set_major_formatter(Plain(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
     axis.set_minor_formatter(Plain(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
+
+
+def symlog_limits(ax, values, *, linthresh: float, factor: float = 3.0) -> None:
+    """Set the y limits of a symlog axis so that ``values`` (everything drawn, bands included)
+    lie inside the frame: each end moved ``factor`` times away from 0 beyond the linear
+    region, or to +-``linthresh`` inside it (matplotlib's own margins leave a curve on the edge)."""
+    parts = values if isinstance(values, (list, tuple)) else [values]
+    v = np.concatenate([np.ravel(np.asarray(x, dtype=float)) for x in parts])
+    v = v[np.isfinite(v)]
+    if not v.size:
+        return
+    pad = lambda x: x * factor if abs(x) > linthresh else math.copysign(linthresh, x) if x else linthresh  # noqa: E731
+    ax.set_ylim(min(pad(v.min()), -linthresh), max(pad(v.max()), linthresh))

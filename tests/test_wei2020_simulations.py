@@ -243,3 +243,19 @@ def test_delta_warning_only_at_or_above_one_over_m():
     assert sim.delta_warning(delta=1e-5, m=1200) == ""
     with pytest.raises(ValueError, match="delta"):
         sim.delta_warning(delta=1.5, m=1200)
+
+
+def test_plot_helpers_keep_curves_inside_the_frame_and_ticks_plain():
+    import matplotlib.pyplot as plt
+
+    from fldp import plots
+
+    fig, ax = plt.subplots()
+    ax.set_yscale("symlog", linthresh=1e-3)
+    plots.symlog_limits(ax, [np.array([0.45, 0.5]), np.array([[-0.002], [0.0005]])], linthresh=1e-3)
+    assert ax.get_ylim() == pytest.approx((-0.006, 1.5))  # 3x beyond the extremes; 5e-4 is inside the linear part
+    ax.set_yscale("log"); ax.set_ylim(0.2, 0.9); plots.plain_log_ticks(ax.yaxis)
+    fig.canvas.draw()
+    labels = {t.get_text() for t in ax.yaxis.get_minorticklabels() + ax.yaxis.get_majorticklabels()} - {""}
+    assert {"0.3", "0.6"} <= labels and not any("e" in t or "times" in t for t in labels)
+    plt.close(fig)

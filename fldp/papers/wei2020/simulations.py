@@ -477,7 +477,7 @@ def fig_clients(runner: Runner, rec, *, eps: float, N_list: Sequence[int], m: in
     groups = {n: runner.runs(eps, n=n, sub=n * m) for n in N_list}
     label = lambda n: f"N = {n}"  # noqa: E731
     fig = curves(groups, f"Figs. 6-7: NbAFL, eps = {eps}, T = {runner.T}, {m} samples per client\n"
-                         f"reading: {runner.reading.label}", label)
+                         f"reading: {runner.reading.label}", label, baseline=N_list[0])
     _record_curves(rec, name, groups, label)
     rec.savefig(fig, name)
     on_test = all("test_loss" in groups[n][0] for n in N_list)
@@ -504,15 +504,24 @@ def fig_T(runner: Runner, rec, *, eps_T: Sequence[float], T_list: Sequence[int],
 
     final_T = {(eps, k): runner.final_losses(eps, T_list, "T", K=k)
                for eps in eps_T for k in [None, K] if k is None or eps in K_eps}
-    fig, ax = plt.subplots(figsize=(6.4, 4.2), layout="constrained")
+    fig, (ax, dx) = plt.subplots(1, 2, figsize=(11, 4.2), layout="constrained")
     for (eps, k), arr in final_T.items():
-        if eps in K_eps:
+        if eps in K_eps or k is None:
             plots.mean_band(ax, T_list, arr, label=f"eps = {eps}, " + ("all N clients" if k is None else f"K-random, K = {k}"),
                             marker="o", ls="-" if k is None else "--")
+        if k is not None:
+            plots.mean_band(dx, T_list, arr - final_T[eps, None], label=f"eps = {eps}: K = {k} minus all clients",
+                            marker="o", ls="--")
         rec.add(f"{name}/eps={eps}/K={k}", {"T": list(T_list), "final_loss": arr})
-    ax.set(xlabel="number of aggregations T", ylabel="final training loss", yscale="log",
+    ax.set(xlabel="number of aggregations T", ylabel="final training loss (log scale)", yscale="log",
            title=f"Fig. 10: final loss vs T, N = {runner.N}\nreading: {runner.reading.label}")
-    ax.grid(alpha=0.3); ax.legend(fontsize=8); rec.savefig(fig, name)
+    plots.plain_log_ticks(ax.yaxis)
+    dx.axhline(0, color="0.3", lw=1)
+    dx.set(xlabel="number of aggregations T", ylabel="final loss difference (same seed)",
+           title="K-random minus all clients (below 0: K-random better)")
+    for a in (ax, dx):
+        a.grid(alpha=0.3); a.legend(fontsize=8)
+    rec.savefig(fig, name)
     part = lambda eps, k: f"eps = {eps}, K = {k or runner.N}"  # noqa: E731
     interior = list(T_list[1:-1])
     checks = [Check("Remark 4 / Fig. 10", "final loss vs T has an interior minimum (an optimal T exists) for every eps "
@@ -549,13 +558,19 @@ def fig_K(runner: Runner, rec, *, eps_K: Sequence[float], K_list: Sequence[int],
     if not below:
         raise ValueError(f"K_list={list(K_list)} is out of range: Remark 5 needs some K < N = {runner.N}")
     sweep = {eps: runner.final_losses(eps, K_list, "K") for eps in [None, *eps_K]}
-    fig, ax = plt.subplots(figsize=(6.4, 4.2), layout="constrained")
+    fig, (ax, dx) = plt.subplots(1, 2, figsize=(11, 4.2), layout="constrained")
     for eps, arr in sweep.items():
         plots.mean_band(ax, K_list, arr, label=eps_label(eps), marker="o")
+        plots.mean_band(dx, K_list, arr - arr[:, [-1]], label=eps_label(eps), marker="o")
         rec.add(f"{name}/{eps_label(eps)}", {"K": list(K_list), "final_loss": arr})
-    ax.set(xlabel="number of chosen clients K", ylabel="final training loss", yscale="log",
+    ax.set(xlabel="number of chosen clients K", ylabel="final training loss",
            title=f"Fig. 11: final loss vs K, N = {runner.N}, T = {runner.T}\nreading: {runner.reading.label}")
-    ax.grid(alpha=0.3); ax.legend(fontsize=8); rec.savefig(fig, name)
+    dx.axhline(0, color="0.3", lw=1)
+    dx.set(xlabel="number of chosen clients K", ylabel=f"final loss minus K = {K_list[-1]} (same seed)",
+           title="below 0: that K beats the largest")
+    for a in (ax, dx):
+        a.grid(alpha=0.3); a.legend(fontsize=8)
+    rec.savefig(fig, name)
     parts = {}
     for eps in eps_K:
         gates = [gate_krandom(runner.calibration(eps), runner.calibration(eps, K=k)) for k in below]

@@ -47,6 +47,8 @@ sampling.  Calibration inverts an accountant (:func:`calibrate_noise_multiplier`
 """
 from __future__ import annotations
 
+import contextlib
+import logging
 import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
@@ -364,6 +366,20 @@ def _simplify(event: DpEvent) -> Optional[DpEvent]:
     return _compose_counts(rest)
 
 
+@contextlib.contextmanager
+def _quiet_rdp_orders():
+    """dp_accounting's RDP accountant logs a WARNING (logger "absl") for every order whose series
+    does not converge, and drops that order: the bound stays valid (from the other orders), but a
+    notebook composing a sampled Gaussian would print hundreds of lines.  Only those are hidden."""
+    log = logging.getLogger("absl")
+    level = log.level
+    log.setLevel(max(level, logging.ERROR))
+    try:
+        yield
+    finally:
+        log.setLevel(level)
+
+
 def _new_accountant(accountant: str, relation: str):
     if accountant == "pld":
         return PLDAccountant(neighboring_relation=RELATIONS[relation])
@@ -429,7 +445,8 @@ def epsilon(event: Optional[DpEvent], *, delta: float, accountant: str = "pld",
         return 0.0
     if accountant == "pld" and isinstance(simple, GaussianDpEvent):
         return mechanisms.gaussian_eps(simple.noise_multiplier, delta, 1.0)
-    return float(_new_accountant(accountant, relation).compose(simple).get_epsilon(delta))
+    with _quiet_rdp_orders():
+        return float(_new_accountant(accountant, relation).compose(simple).get_epsilon(delta))
 
 
 def delta_for(event: Optional[DpEvent], *, eps: float, accountant: str = "pld",
@@ -448,7 +465,8 @@ def delta_for(event: Optional[DpEvent], *, eps: float, accountant: str = "pld",
         return 0.0
     if accountant == "pld" and isinstance(simple, GaussianDpEvent):
         return mechanisms.gaussian_delta(eps, simple.noise_multiplier, 1.0)
-    return float(_new_accountant(accountant, relation).compose(simple).get_delta(eps))
+    with _quiet_rdp_orders():
+        return float(_new_accountant(accountant, relation).compose(simple).get_delta(eps))
 
 
 # --------------------------------------------------------------------------------------

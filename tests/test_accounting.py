@@ -318,3 +318,13 @@ G1 = A.gaussian(noise_multiplier=1.0)
 def test_bad_input_raises_value_error_naming_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_rdp_of_a_sampled_gaussian_logs_no_dropped_order_warnings(caplog):
+    import logging
+
+    e = A.gaussian(noise_multiplier=0.31)
+    with caplog.at_level(logging.WARNING, logger="absl"):
+        eps = A.planned_epsilon(event=e, rounds=25, client_sampling_prob=0.4, delta=0.01, accountant="rdp")
+    assert eps == pytest.approx(117.7, rel=1e-3) and not [r for r in caplog.records if r.name == "absl"]
+    assert logging.getLogger("absl").level < logging.ERROR  # the logger's level is restored

@@ -594,23 +594,16 @@ def spend_table(reading: Reading, *, delta: float, N: int, m: int, configs, acco
     (amplification by Poisson sampling).  RDP by default: PLD of a sampled Gaussian at the
     paper's multipliers (~0.06) takes ~40 s a row, and mixing the two made the amplified figure
     come out above the unamplified one."""
-    import logging
-
-    absl, level = logging.getLogger("absl"), logging.getLogger("absl").level
-    absl.setLevel(logging.ERROR)  # dp_accounting's RDP warns of each order it drops; the bound stays valid
     rows = []
-    try:
-        for fig, eps, T, K in configs:
-            cal = nbafl.calibrate(eps=eps, delta=delta, C=reading.C, L=reading.L_for(T), N=N, T=T, m=m, K=K)
-            one = accounting.gaussian(noise_multiplier=cal.sigma_U / cal.sensitivity_U)
-            spend = lambda q: accounting.planned_epsilon(event=one, rounds=T, client_sampling_prob=q,  # noqa: E731
-                                                         delta=delta, accountant=accountant)
-            rows.append({"figure": fig, "paper eps": eps, "L": cal.L, "T": T, "K": K or N, "sigma_U": cal.sigma_U,
-                         "sigma_D": cal.sigma_D, "multiplier z": cal.sigma_U / cal.sensitivity_U,
-                         f"true eps ({accountant.upper()}, delta={delta})": spend(None),
-                         "true eps, K-random amplified": None if not K or K == N else spend(K / N)})
-    finally:
-        absl.setLevel(level)
+    for fig, eps, T, K in configs:
+        cal = nbafl.calibrate(eps=eps, delta=delta, C=reading.C, L=reading.L_for(T), N=N, T=T, m=m, K=K)
+        one = accounting.gaussian(noise_multiplier=cal.sigma_U / cal.sensitivity_U)
+        spend = lambda q: accounting.planned_epsilon(event=one, rounds=T, client_sampling_prob=q,  # noqa: E731
+                                                     delta=delta, accountant=accountant)
+        rows.append({"figure": fig, "paper eps": eps, "L": cal.L, "T": T, "K": K or N, "sigma_U": cal.sigma_U,
+                     "sigma_D": cal.sigma_D, "multiplier z": cal.sigma_U / cal.sensitivity_U,
+                     f"true eps ({accountant.upper()}, delta={delta})": spend(None),
+                     "true eps, K-random amplified": None if not K or K == N else spend(K / N)})
     return rows
 
 

@@ -17,7 +17,8 @@ Findings from re-deriving the paper (tested in ``tests/test_wei2020_theory.py``)
   with ``sigma_A = c T Ds_D / eps``; (62) then "sets Ds_D = 1/N".  Its middle line has no m
   at all, while the final kappa_0, kappa_1 carry 1/m and 1/m^2, i.e. they correspond to
   ``Ds_D = 1/(mN)`` = Theorem 1's ``2C/(mN)`` with 2C = 1.  ``scale=2C`` restores the
-  clipping bound: the kappa_1 term scales with 2C, the kappa_0 term with (2C)^2.
+  clipping bound: the kappa_1 term scales with 2C, the kappa_0 term with (2C)^2.  It still
+  counts N where the d model coordinates belong (D2 below: ``moments="derived"``).
 * Theorem 3's (23) drops a further sqrt(N) (linear term) and N (quadratic term) relative to
   its own (100) with ``Ds_D = 1/(mK)``; ``moments="eq100"`` puts them back.
 * (20) is the exact second derivative of (17).

@@ -12,6 +12,8 @@ from store_checks import assert_read_back
 CASES = [  # (run function, tiny configuration, (module, attribute) of the expensive call)
     (ex.lemma1_pairs, dict(m=20, lr=0.05, local_epochs=1, batch_size=10, mu=0.01, num_pairs=3, seed=0,
                            replacement="random", Cs=[20.0, 2.0], n_fed=2), (ex.sensitivity, "pair_uploads")),
+    (ex.lemma1_descent, dict(m=20, lr=0.1, steps=4, mu=0.01, num_pairs=3, seed=0, replacement="random", Cs=[20.0, 2.0],
+                             checkpoints=[0, 2], chunk=2), (ex.sensitivity, "descend")),
     (ex.eq16_noise, dict(sigma_U=0.5, sigma_D=0.1, N=3, dim=50, reps=2, seed=0, first_draw=2, keep=10),
      (ex.M, "gaussian_noise")),
     (ex.nbafl_constants, dict(N=2, seed=0, T_traj=1, T_star=2, mu_factor=2.0, hessian_sample=50, hessian_iters=2,
@@ -31,3 +33,17 @@ def test_lemma1_pairs_gives_one_distance_list_per_C_and_the_aggregate():
     out = S.normalise(ex.lemma1_pairs(**CASES[0][1]))
     assert len(out["norms"]) == 3 and [len(d) for d in out["distances"]] == [3, 3] and len(out["aggregate"]) == 2
     assert max(out["distances"][1]) <= 2 * 2.0 + 1e-9  # clipped at C = 2: at most 2C apart
+
+
+def test_lemma1_descent_reads_every_checkpoint_and_starts_from_one_model():
+    cfg = CASES[1][1]
+    out = S.normalise(ex.lemma1_descent(**cfg))
+    assert out["steps"] == [0, 2, 4] and len(out["distances"]) == 3 and len(out["residual"]) == 3
+    assert all(len(d) == 2 and all(len(c) == 3 for c in d) for d in out["distances"])
+    assert max(out["distances"][0][0]) == 0  # both sides start from w0
+    assert max(out["distances"][-1][1]) <= 2 * 2.0 + 1e-9 and len(out["loss"]) == len(out["norms"]) == 3
+    first = S.normalise(ex.lemma1_pairs(m=20, lr=0.1, local_epochs=1, batch_size=None, mu=0.01, num_pairs=3, seed=0,
+                                        replacement="random", Cs=[20.0]))
+    # the same pairs as lemma1_pairs: one full-batch step of local_train is descend's first step
+    one = S.normalise(ex.lemma1_descent(**dict(cfg, steps=1, checkpoints=[])))
+    assert one["distances"][-1][0] == pytest.approx(first["distances"][0], rel=1e-4, abs=1e-7)

@@ -4,6 +4,8 @@ and ``03``, as the run store keeps them (every setting is a keyword argument, so
 
 * :func:`lemma1_pairs`: Lemma 1 by brute force (02): the local solver trained on neighbouring
   pairs (D, D') (:mod:`fldp.sensitivity`), reduced to the clipped distances the notebook uses.
+* :func:`lemma1_descent`: the same with the local solver Sec. III-A states, full-batch gradient
+  descent on the proximal objective run towards its argmin, read at checkpoints with the residual.
 * :func:`eq16_noise`: eq. (16) by simulation (02): the noise path of Algorithm 1 on zero uploads.
 * :func:`nbafl_constants`: the constants of Assumption 1 estimated from a non-private NbAFL run
   (03, :func:`fldp.estimates.estimate_nbafl_constants`).
@@ -40,6 +42,41 @@ def lemma1_pairs(*, m: int, lr: float, local_epochs: int, batch_size: Optional[i
         p = torch.full((n_fed,), 1.0 / n_fed)
         out["aggregate"] = sensitivity.aggregated_distances(M.clip_l2(wd[:n_fed], Cs[0]), M.clip_l2(wp[:n_fed], Cs[0]), p)
     return out
+
+
+def lemma1_descent(*, m: int, lr: float, steps: int, mu: float, num_pairs: int, seed: int, replacement: str,
+                   Cs: Sequence[float], checkpoints: Sequence[int], chunk: int = 10) -> dict:
+    """Lemma 1 with the local solver Sec. III-A states (eq. (4): full batch, the argmin of the
+    local objective; Algorithm 1, line 6: with the proximal term mu): ``num_pairs`` neighbouring
+    pairs of m MNIST training images (the pairs of :func:`lemma1_pairs` with the same seed), both
+    sides trained by full-batch gradient descent (:func:`fldp.sensitivity.descend`, ``steps`` steps
+    of ``lr``) from the MLP's initial model (seed ``seed``), ``chunk`` pairs at a time.
+
+    Returns, for each step of ``checkpoints`` (and ``steps``, last): ``distances[k][j]``, the
+    clipped distance of every pair at checkpoint k with ``Cs[j]``; ``residual[k]``, every pair's
+    stationarity residual ||grad (F_i + mu/2 ||w - w0||^2)|| (the larger of its two sides);
+    ``loss``: the final full-batch training loss of each D; ``norms``: the final ||w(D_k)||."""
+    ds, model = data.load("mnist"), models.MLP()
+    start = model.init(engine.generator(seed, "init"))
+    pairs = sensitivity.neighbouring_pairs(ds.y_train, m, num_pairs, seed=seed, replacement=replacement)
+    marks, dist, res, loss, norms = None, [], [], [], []
+    for a in range(0, num_pairs, chunk):
+        data_d, data_p = sensitivity.pair_data(ds.x_train, ds.y_train, pairs, slice(a, a + chunk))
+        k = data_d.num_clients
+        x = torch.cat([data_d.x_train, data_p.x_train]).view(2 * k, m, -1)
+        y = torch.cat([data_d.y_train, data_p.y_train]).view(2 * k, m)
+        snaps = list(sensitivity.descend(model, start, x, y, lr=lr, mu=mu, steps=steps, checkpoints=checkpoints))
+        marks = [s for s, _, _ in snaps]
+        dist.append([[clipped_distance(w[:k], w[k:], C) for C in Cs] for _, w, _ in snaps])
+        res.append([torch.maximum(r[:k], r[k:]) for _, _, r in snaps])
+        w_end = snaps[-1][1][:k]
+        loss.append(model.loss(w_end, x[:k], y[:k]))
+        norms.append(w_end.norm(dim=1))
+    cat = lambda rows: torch.cat(rows)  # noqa: E731
+    return {"steps": marks,
+            "distances": [[cat([c[i][j] for c in dist]) for j in range(len(Cs))] for i in range(len(marks))],
+            "residual": [cat([c[i] for c in res]) for i in range(len(marks))],
+            "loss": cat(loss), "norms": cat(norms)}
 
 
 def eq16_noise(*, sigma_U: float, sigma_D: float, N: int, dim: int, reps: int, seed: int, first_draw: int,

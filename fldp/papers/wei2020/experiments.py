@@ -9,6 +9,11 @@ and ``03``, as the run store keeps them (every setting is a keyword argument, so
 * :func:`eq16_noise`: eq. (16) by simulation (02): the noise path of Algorithm 1 on zero uploads.
 * :func:`nbafl_constants`: the constants of Assumption 1 estimated from a non-private NbAFL run
   (03, :func:`fldp.estimates.estimate_nbafl_constants`).
+* :func:`calibrated_run` (08): NbAFL calibrated by the accountant to a whole-run target with the
+  sensitivity a caller picks, 2C/m (the paper's) or 2C (what clipping guarantees), and
+  :func:`calibrated_over_seeds`, its runs over seeds summarised as
+  :func:`fldp.papers.wei2020.simulations.over_seeds` summarises ``nbafl_run``'s (the runs of
+  one seed share the data split, model, batches and noise streams with ``nbafl_run``'s).
 """
 from __future__ import annotations
 
@@ -16,7 +21,10 @@ from typing import Optional, Sequence
 
 import torch
 
-from ... import data, engine, estimates, mechanisms as M, models, sensitivity
+import numpy as np
+
+from ... import accounting, data, engine, estimates, mechanisms as M, models, results, sensitivity, sweep
+from . import algorithm as nbafl
 
 
 def clipped_distance(wd: torch.Tensor, wp: torch.Tensor, C: float) -> torch.Tensor:
@@ -105,3 +113,38 @@ def nbafl_constants(*, N: int, seed: int, T_traj: int, T_star: int, mu_factor: f
         models.MLP(), fed, T_traj=T_traj, T_star=T_star, mu_factor=mu_factor, hessian_sample=hessian_sample,
         hessian_iters=hessian_iters, seed=seed, lr=lr, batch_size=batch_size, local_epochs=local_epochs, mu=mu)
     return {**out, "m_data": fed.m}
+
+
+def calibrated_run(*, N: int, T: int, eps: Optional[float], delta: float, C: float, where: str, sensitivity: str,
+                   mu: float, lr: float, local_epochs: int, batch_size: int, seed: int, subsample: Optional[int] = None,
+                   max_test: Optional[int] = None, eval_every: int = 1) -> dict:
+    """One NbAFL run on MNIST with the paper's MLP (Algorithm 1: parameters clipped to C), its noise
+    calibrated by the accountant so that the whole run is (eps, delta)-DP
+    (:func:`fldp.papers.wei2020.algorithm.calibrate_accountant` with ``where`` and
+    ``sensitivity``: ``"2C/m"``, eq. (5), or ``"2C"``, what clipping guarantees).  ``eps=None``:
+    non-private.  Returns what :func:`fldp.papers.wei2020.simulations.nbafl_run` returns (loss and
+    accuracy curves, rounds, final model norm, calibration, realised eps by PLD); with
+    ``sensitivity="2C/m"`` it is that function's run with ``rule=where`` (tested)."""
+    from .simulations import dataset  # MNIST split iid over N clients, cached per process
+
+    fed = dataset(N, seed, subsample, max_test)
+    cal = None if eps is None else nbafl.calibrate_accountant(eps=eps, delta=delta, C=C, N=N, T=T, m=fed.m, where=where,
+                                                              sensitivity=sensitivity)
+    h, cal = nbafl.run(models.MLP(), fed, T=T, eps=eps or 1.0, private=eps is not None, delta=delta, C=C, L=T, mu=mu,
+                       lr=lr, local_epochs=local_epochs, batch_size=batch_size, seed=seed, eval_every=eval_every,
+                       calibration=cal)
+    spent = None if cal is None else accounting.spent(h, delta=delta, clients=None if cal.sigma_U > 0 else []).eps
+    return {"train_loss": h.train_loss, "test_acc": h.test_acc, "rounds": h.rounds, "w_norm": float(h.params.norm()),
+            "calibration": None if cal is None else cal.as_dict(), "eps_spent": spent}
+
+
+def calibrated_over_seeds(store, seeds: Sequence[int], **config) -> dict:
+    """:func:`calibrated_run` for every seed through the run store (``store=None``: plain calls),
+    summarised over seeds by their final values (``train_loss``, ``test_acc``, ``w_norm``: each
+    ``{"runs", "mean", "min", "max", "std"}``), plus the per-seed spends and the first seed's
+    calibration, as ``simulations.over_seeds(..., last=True)`` gives them."""
+    (outs,) = sweep.run_settings(calibrated_run, {0: config}, seeds, store=store).values()
+    summary = results.over_seeds(lambda i: {"train_loss": outs[i]["train_loss"][-1], "test_acc": outs[i]["test_acc"][-1],
+                                            "w_norm": outs[i]["w_norm"]}, range(len(outs)))
+    return {**summary, "seeds": np.asarray(list(seeds)), "rounds": outs[0]["rounds"],
+            "spent": [o["eps_spent"] for o in outs], "calibration": outs[0]["calibration"]}

@@ -29,7 +29,7 @@ from .models import Model
 REPLACEMENTS = ("random", "flip")
 
 __all__ = ["NeighbourPairs", "neighbouring_pairs", "pair_data", "pair_uploads",
-           "aggregated_distances"]
+           "descend", "aggregated_distances"]
 
 
 @dataclass(frozen=True)
@@ -127,6 +127,43 @@ def pair_uploads(model: Model, start: torch.Tensor, x: torch.Tensor, y: torch.Te
         out_d.append(w_d)
         out_p.append(w_p)
     return torch.cat(out_d), torch.cat(out_p)
+
+
+def descend(model: Model, start: torch.Tensor, x: torch.Tensor, y: torch.Tensor, *, lr: float, mu: float,
+            steps: int, checkpoints=()):
+    """Full-batch gradient descent on the proximal local objective, the local solver of Wei et al.
+    2020, Sec. III-A ("the batch size in the local training is equal to the number of training
+    samples") and Algorithm 1, line 6 (w = argmin F_i(w) + mu/2 ||w - w^(t-1)||^2), run towards
+    that argmin.
+
+    ``x[K, m, ...]``, ``y[K, m]``: K local datasets, trained side by side from ``start`` (``[D]``,
+    also the proximal anchor).  Each step is ``w <- w - lr (grad F_i(w) + mu (w - start))``, the
+    step ``engine.local_train`` takes with ``batch_size=None`` (tested).  Yields
+    ``(step, w, residual)`` at every step of ``checkpoints`` (and at ``steps``): the models
+    ``[K, D]`` after ``step`` steps and the stationarity residual ``||grad of the objective||``
+    there, ``[K]`` (0 exactly at a stationary point).  Step 0 is the start and its gradient.
+    """
+    lr = validate.positive("lr", lr)
+    mu = validate.nonnegative("mu", mu)
+    steps = validate.integer("steps", steps, 1)
+    marks = {validate.integer("checkpoints[]", c, 0, steps) for c in checkpoints} | {steps}
+    if x.shape[:2] != y.shape or len(y) == 0:
+        raise ValueError(f"x and y must hold K local datasets of m rows each, got shapes {tuple(x.shape)} "
+                         f"and {tuple(y.shape)}")
+    anchor = start.expand(len(x), -1) if start.dim() == 1 else start
+
+    def run():  # a generator: the checks above run at the call, not at the first step
+        params = anchor.clone()
+        for s in range(steps + 1):
+            grad = engine.gradient(model, params, x, y)
+            if mu:
+                grad.add_(params, alpha=mu).sub_(anchor, alpha=mu)
+            if s in marks:
+                yield s, params.clone(), torch.linalg.vector_norm(grad, dim=1)
+            if s < steps:
+                params.sub_(grad, alpha=lr)
+
+    return run()
 
 
 def aggregated_distances(uploads_d: torch.Tensor, uploads_p: torch.Tensor,

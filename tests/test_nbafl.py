@@ -77,3 +77,37 @@ def test_accountant_calibration_spends_its_target(where):
         assert accounting.spent(hist, delta=1e-5, clients=[]).eps == pytest.approx(2.0, rel=2e-3)
     plain, _ = nbafl.run(model, data, T=3, private=False, lr=0.1, batch_size=5)
     assert float((hist.params - plain.params).abs().max()) > 1e-3
+
+
+def test_accountant_calibration_to_the_clipping_sensitivity_2C():
+    """sensitivity="2C": the noise is the accountant's multiplier times 2C (uplink) or 2C/N
+    (server), whatever m.  Hand-computed: T Gaussian releases of multiplier z compose to one of
+    multiplier z / sqrt(T); its exact (eps, delta) curve (Balle & Wang 2018, Thm 8) is
+    delta = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) with mu = sqrt(T)/z, which at
+    eps = 4, delta = 1e-5 gives mu = 0.924931, so z = 5/0.924931 = 5.405809 for T = 25, and at
+    eps = 1, T = 1 gives z = 3.730632 (the analytic Gaussian mechanism's multiplier)."""
+    up = nbafl.calibrate_accountant(eps=4.0, delta=1e-5, C=20.0, N=50, T=25, m=1200, sensitivity="2C")
+    assert up.sigma_U == pytest.approx(5.405809 * 40.0, rel=1e-4) and up.sigma_D == 0
+    assert up.sigma_U >= 5.405809 * 40.0  # never below the exact multiplier: never overshoots eps
+    assert up.sensitivity_U == 40.0 and up.upload_sensitivity == 40.0 and "2C" in up.rule
+    paper = nbafl.calibrate_accountant(eps=4.0, delta=1e-5, C=20.0, N=50, T=25, m=1200)
+    assert paper.sensitivity_U == pytest.approx(40.0 / 1200) and paper.upload_sensitivity is None
+    assert up.sigma_U == pytest.approx(1200 * paper.sigma_U, rel=1e-12)  # m times the noise of 2C/m
+    one = nbafl.calibrate_accountant(eps=1.0, delta=1e-5, C=20.0, N=50, T=1, m=1200, sensitivity="2C")
+    assert one.sigma_U == pytest.approx(3.730632 * 40.0, rel=1e-4)
+    server = nbafl.calibrate_accountant(eps=4.0, delta=1e-5, C=20.0, N=50, T=25, m=1200, where="server",
+                                        sensitivity="2C")
+    assert server.sensitivity_D == pytest.approx(0.8) and server.sigma_U == 0
+    assert server.sigma_D == pytest.approx(5.405809 * 0.8, rel=1e-4)
+    with pytest.raises(ValueError, match="sensitivity"):
+        nbafl.calibrate_accountant(eps=4.0, delta=1e-5, C=20.0, N=50, T=25, m=1200, sensitivity="C")
+
+
+def test_a_run_calibrated_to_2C_spends_its_target_against_2C():
+    """The engine records each upload against the calibration's sensitivity (2C), so the run's
+    realised spend is the target; the uploads are clipped to C, so 2C holds for any solver."""
+    data, model = toy(), models.MLP(8, 6, 3)
+    cal = nbafl.calibrate_accountant(eps=2.0, delta=1e-5, C=1.0, N=4, T=3, m=data.m, sensitivity="2C")
+    hist, used = nbafl.run(model, data, T=3, lr=0.1, batch_size=5, calibration=cal)
+    assert used.sensitivity_U == 2.0
+    assert accounting.spent(hist, delta=1e-5).eps == pytest.approx(2.0, rel=2e-3)

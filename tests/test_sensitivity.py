@@ -82,3 +82,38 @@ def test_bad_arguments():
         S.neighbouring_pairs(y, m=40, num_pairs=2)  # no row left to swap in
     with pytest.raises(ValueError):
         S.neighbouring_pairs(y, m=5, num_pairs=2, replacement="worst")
+
+
+def test_descend_is_full_batch_local_training_and_reaches_the_argmin():
+    # descend's steps are engine.local_train's with batch_size=None (full batch, the same mu) ...
+    x, y = pool(n=30, f=6)
+    model = models.MLP(6, 8, 3)
+    start = model.init(torch.Generator().manual_seed(1))
+    xs, ys = x.view(3, 10, 6), y.view(3, 10)
+    snaps = list(S.descend(model, start, xs, ys, lr=0.2, mu=0.1, steps=7, checkpoints=[0, 3]))
+    assert [s for s, _, _ in snaps] == [0, 3, 7]
+    assert torch.equal(snaps[0][1], start.expand(3, -1))
+    from fldp.data import FederatedData
+    fed = FederatedData(x, y, torch.full((3,), 10), x[:1], y[:1])
+    cfg = engine.FLConfig(num_rounds=1, local_epochs=7, batch_size=None, lr=0.2, mu=0.1)
+    assert torch.allclose(snaps[-1][1], engine.local_train(model, start, fed, torch.arange(3), cfg), atol=1e-6)
+    # ... and on a strongly convex objective (logistic regression + proximal term) they reach
+    # its argmin: the residual ||grad|| falls to rounding, and the point is a stationary one.
+    lin = models.BinaryLogReg(6, l2=0.0, bias=False)
+    yb = (y % 2).view(3, 10)
+    (_, w0, r0), (_, w, r) = S.descend(lin, torch.zeros(6), xs, yb, lr=0.5, mu=1.0, steps=300, checkpoints=[0])
+    assert (r0 > 1e-2).all() and (r < 1e-5).all()
+    g = engine.gradient(lin, w, xs, yb) + 1.0 * w
+    assert torch.allclose(g.norm(dim=1), r, atol=1e-7)
+
+
+def test_descend_refuses_bad_arguments_at_the_call():
+    x, y = pool(n=20, f=6)
+    model = models.MLP(6, 8, 3)
+    start = model.init(torch.Generator().manual_seed(1))
+    for kw in (dict(lr=0.0), dict(steps=0), dict(mu=-1.0), dict(checkpoints=[9])):
+        args = dict(lr=0.1, mu=0.0, steps=5) | kw
+        with pytest.raises(ValueError):
+            S.descend(model, start, x.view(2, 10, 6), y.view(2, 10), **args)
+    with pytest.raises(ValueError):
+        S.descend(model, start, x.view(2, 10, 6), y.view(4, 5), lr=0.1, mu=0.0, steps=5)

@@ -259,9 +259,9 @@ def test_theorem3_optimal_K():
     # eps = 60, T = 25, N = 50: (69) holds only for K >= 46 (q > 1 - e^{-2.4})
     valid = [k for k in range(1, 51) if 1 - 50 / k + 50 / k * math.exp(-60 / 25) > 0]
     assert valid == [46, 47, 48, 49, 50]
-    K_star, best, vals = nt.theorem3_optimal_K(T=25, eps=60.0, N=50, m=1200, c=C0, **T3)
+    K_star, best, vals, _ = nt.theorem3_optimal_K(T=25, eps=60.0, N=50, m=1200, c=C0, **T3)
     assert sorted(vals) == valid and best == min(vals.values()) and vals[K_star] == best
-    K_star, best, vals = nt.theorem3_optimal_K(T=25, eps=5.0, N=50, m=1.0, c=3.0, **T3)
+    K_star, best, vals, _ = nt.theorem3_optimal_K(T=25, eps=5.0, N=50, m=1.0, c=3.0, **T3)
     assert min(vals) >= 2 and best == min(vals.values())
     with pytest.raises(ValueError, match="every K"):
         nt.theorem3_optimal_K(T=25, eps=60.0, N=50, m=1200, c=C0, **{**T3, "mu": 1.0})  # mu = 1: no contraction
@@ -473,3 +473,265 @@ def test_classic_crossover_at_wei_delta():
     assert d(6.76) < 0.01 < d(6.78)
     for e in (0.01, 0.5, 0.999):  # inside Dwork & Roth's proven range eps < 1
         assert d(e) < 0.01
+
+
+# ------------------------------------------------------------------ issue 22: the re-derived forms (D1-D7)
+# The constants of notebook 03's committed full run (results/wei2020/03_convergence.json), the MLP's
+# d = 784*256 + 256 + 256*10 + 10 and the paper's N, m, L; numbers below marked "check.py" were computed by
+# an independent script of the re-derivation (/tmp/issue22/check.py, check3.py: numpy/scipy, no fldp).
+K03 = dict(rho=13.712803840637207, beta=1.5303666254542148, l=0.04500551690871505, B=4.28632230748922,
+           mu=369.49429057166276)
+THETA03, D_MLP = 2.1550668885987356, 784 * 256 + 256 + 256 * 10 + 10
+MU3_04 = 1858.1972838205634  # notebook 04's mu3 (2 x the smallest mu with alpha2 < 0 at K = 37)
+
+
+def _chi(d):
+    """E||z||, z ~ N(0, I_d), by scipy's chi distribution (not fldp's lgamma)."""
+    from scipy import stats
+    return float(stats.chi(d).mean())
+
+
+@pytest.mark.parametrize("d, n", [(1, 200_000), (10, 50_000), (1000, 4_000)])
+def test_noise_moments_against_monte_carlo(d, n):
+    sigma = 0.7
+    rng = np.random.default_rng(d)
+    norms = np.concatenate([np.linalg.norm(rng.normal(0.0, sigma, size=(n // 4, d)), axis=1) for _ in range(4)])
+    e1, e2 = nt.noise_moments(sigma=sigma, d=d)
+    se1 = norms.std() / math.sqrt(n)
+    se2 = (norms**2).std() / math.sqrt(n)
+    assert abs(e1 - norms.mean()) < 5 * se1
+    assert abs(e2 - (norms**2).mean()) < 5 * se2
+    assert e2 == pytest.approx(d * sigma**2, rel=1e-12)
+
+
+def test_noise_moments_closed_forms():
+    # d = 1 is the half-normal mean of (61); d = 2 is the Rayleigh mean sigma sqrt(pi/2)
+    assert nt.noise_moments(sigma=2.0, d=1)[0] == pytest.approx(nt.half_normal_mean(sigma=2.0), rel=1e-12)
+    assert nt.noise_moments(sigma=2.0, d=2)[0] == pytest.approx(2.0 * math.sqrt(math.pi / 2), rel=1e-12)
+    # d = 3: sigma 2 sqrt(2/pi) (Maxwell); the MLP's d: chi_d/sqrt(d) = 0.99999877 (check.py)
+    assert nt.noise_moments(sigma=1.0, d=3)[0] == pytest.approx(2 * math.sqrt(2 / math.pi), rel=1e-12)
+    assert nt.noise_moments(sigma=1.0, d=D_MLP)[0] / math.sqrt(D_MLP) == pytest.approx(0.9999987716, abs=1e-9)
+    arr = nt.noise_moments(sigma=np.array([1.0, 2.0]), d=10)
+    assert arr[0] == pytest.approx([_chi(10), 2 * _chi(10)]) and arr[1] == pytest.approx([10.0, 40.0])
+
+
+def test_lambda1_readings():
+    # rho = B = 1, mu = 10: printed 1/10 + 1/10 = 0.2; the paper's route 1 + 1/10 = 1.1; independence 0
+    assert nt.lambdas(rho=1, B=1, mu=10)[1] == pytest.approx(0.2)
+    assert nt.lambdas(rho=1, B=1, mu=10, lambda1="derived") == pytest.approx((0.5, 1.1, -0.085))
+    assert nt.lambdas(rho=1, B=1, mu=10, lambda1="independent") == pytest.approx((0.5, 0.0, -0.085))
+    # 03's constants: 0.162 printed, 1.159 corrected (the derivation's D1)
+    assert nt.lambdas(rho=K03["rho"], B=K03["B"], mu=K03["mu"])[1] == pytest.approx(0.1618, abs=1e-4)
+    assert nt.lambdas(rho=K03["rho"], B=K03["B"], mu=K03["mu"], lambda1="derived")[1] == pytest.approx(1.1591, abs=1e-4)
+
+
+@pytest.mark.parametrize("d, C, N", [(10, 0.5, 50), (D_MLP, 20.0, 50), (1000, 3.0, 7)])
+def test_derived_kappas_against_printed_ratios(d, C, N):
+    # derived / printed (scale 1): kappa1 x 2C sqrt(pi d/(2N)) chi_d/sqrt(d), kappa0 x 4 C^2 d/N
+    for lam in ("paper", "derived"):
+        pr = nt.theorem2_constants(**K03, c=C0, m=1200, N=N, lambda1=lam)
+        de = nt.theorem2_constants(**K03, c=C0, m=1200, N=N, moments="derived", d=d, C=C, lambda1=lam)
+        assert de.P == pr.P
+        assert de.kappa1 / pr.kappa1 == pytest.approx(2 * C * math.sqrt(math.pi * d / (2 * N)) * _chi(d) / math.sqrt(d),
+                                                      rel=1e-9)
+        assert de.kappa0 / pr.kappa0 == pytest.approx(4 * C**2 * d / N, rel=1e-12)
+    assert nt.theorem2_constants(**K03, c=C0, m=1200, N=N, moments="derived", d=d, C=C,
+                                 lambda1="independent").kappa1 == 0.0
+
+
+def test_kappa_sizes_of_the_derivation():
+    # section 3c of the re-derivation, 03 constants, C = 20 (check.py): 0.594 / 0.00755 printed (2C = 1),
+    # 23.8 / 12.1 with scale 40, 1,900 / 13,610 / 0 and 49,170 derived; ratios 3,198 and 6.5e6
+    pr = nt.theorem2_constants(**K03, c=C0, m=1200, N=50)
+    assert (pr.kappa1, pr.kappa0) == pytest.approx((0.5940, 0.007550), rel=1e-3)
+    r40 = nt.theorem2_constants(**K03, c=C0, m=1200, N=50, scale=40)
+    assert (r40.kappa1, r40.kappa0) == pytest.approx((23.76, 12.08), rel=1e-3)
+    k1 = [nt.theorem2_constants(**K03, c=C0, m=1200, N=50, moments="derived", d=D_MLP, C=20.0, lambda1=v)
+          for v in ("paper", "derived", "independent")]
+    assert [k.kappa1 for k in k1] == pytest.approx([1900, 13610, 0.0], rel=1e-3)
+    assert all(k.kappa0 == pytest.approx(49170, rel=1e-3) for k in k1)
+    assert k1[0].kappa1 / pr.kappa1 == pytest.approx(3198, abs=1)
+    assert k1[0].kappa0 / pr.kappa0 == pytest.approx(6.5128e6, rel=1e-4)
+
+
+def test_derived_moments_refuse_scale_and_printed_refuse_d():
+    with pytest.raises(ValueError, match=r"^scale=40.*moments='derived'"):
+        nt.theorem2_constants(**K03, c=C0, m=1200, N=50, moments="derived", d=10, C=20.0, scale=40)
+    with pytest.raises(ValueError, match=r"^d=None.*needs d"):
+        nt.theorem2_constants(**K03, c=C0, m=1200, N=50, moments="derived", C=20.0)
+    with pytest.raises(ValueError, match=r"^C=20\.0 is used only with moments='derived'.*scale=2C"):
+        nt.theorem2_constants(**K03, c=C0, m=1200, N=50, C=20.0)
+    with pytest.raises(ValueError, match=r"^d=10 is used only"):
+        nt.theorem3_bound(T=200, eps=60.0, K=20, N=50, m=1200, c=C0, d=10, **T3)
+    with pytest.raises(ValueError, match=r"^scale=2\.0"):
+        nt.theorem3_bound(T=200, eps=60.0, K=20, N=50, m=1200, c=C0, moments="derived", d=10, C=1.0, L=1, scale=2.0,
+                          **T3)
+    with pytest.raises(ValueError, match=r"^lambda1="):
+        nt.lambdas(rho=1, B=1, mu=10, lambda1="printed")
+    with pytest.raises(ValueError, match=r"^alphas="):
+        nt.theorem3_constants(rho=1, B=1, mu=10, l=0.5, K=20, N=50, alphas="tight")
+    with pytest.raises(ValueError, match=r"^N=None.*alphas='independent'"):
+        nt.theorem3_alpha2(rho=1, B=1, mu=10, K=20, alphas="independent")
+
+
+def test_theorem2_bound_derived_both_branches():
+    kw = dict(eps=60.0, Theta=THETA03, c=C0, m=1200, N=50, C=20.0, L=1, d=D_MLP, **K03)
+    P = nt.theorem2_P(rho=K03["rho"], B=K03["B"], mu=K03["mu"], l=K03["l"])
+    lam0, lam1 = K03["rho"] / 2, 1 + K03["rho"] * K03["B"] / K03["mu"]
+    chi = _chi(D_MLP)
+    for T in (1.0, 5.0, 7.0, 8.0, 25.0, 300.0):
+        # (16) by hand: sigma_U/sqrt(N) up to L sqrt(N) = 7.07, c T 2C/(mN eps) above
+        sA = 2 * C0 * 20.0 / (1200 * math.sqrt(50) * 60) if T <= math.sqrt(50) else C0 * T * 40 / (1200 * 50 * 60)
+        S = (lam1 * K03["beta"] * chi * sA + lam0 * D_MLP * sA**2) / (1 - P)
+        assert nt.theorem2_bound_derived(T=T, **kw) == pytest.approx(P**T * THETA03 + (1 - P**T) * S, rel=1e-9)
+    # above L sqrt(N) it is (17) with the derived kappas
+    k = nt.theorem2_constants(**K03, c=C0, m=1200, N=50, moments="derived", d=D_MLP, C=20.0, lambda1="derived")
+    Ts = np.array([8.0, 25.0, 300.0])
+    assert nt.theorem2_bound_derived(T=Ts, **kw) == pytest.approx(
+        nt.theorem2_bound(T=Ts, eps=60.0, Theta=THETA03, **k._asdict()), rel=1e-9)
+
+
+def test_remark4_numbers_of_the_derivation():
+    # section 3a (check.py): C_max and h(1)/Theta at C = 20, per lambda1 reading and eps = 50, 60, 100
+    c_max = {"paper": (0.1560, 0.1872, 0.3119), "derived": (0.02238, 0.02685, 0.04476),
+             "independent": (0.9362, 1.123, 1.872)}
+    h1 = {"paper": (1.07065, 1.05113, 1.02137), "derived": (1.16425, 1.12914, 1.06817),
+          "independent": (1.05546, 1.03848, 1.01377)}
+    base = dict(Theta=THETA03, c=C0, m=1200, N=50, L=1, d=D_MLP, **K03)
+    for lam in c_max:
+        for e, cm, h in zip((50, 60, 100), c_max[lam], h1[lam]):
+            assert nt.remark4_C_max(eps=e, lambda1=lam, **base) == pytest.approx(cm, rel=2e-3)
+            opt = nt.theorem2_optimal_T_derived(eps=e, C=20.0, T_max=500, lambda1=lam, **base)
+            assert (opt.T_star, opt.informative) == (1, False)
+            assert opt.bound / THETA03 == pytest.approx(h, abs=1e-5)
+    # below C_max the optimum is informative and lies above L sqrt(N): lambda1 = 0, C = 0.01 gives
+    # T* = 379, 454, 753 and h/Theta = 0.96967, 0.96377, 0.94070 (check.py)
+    for e, Ts, h in ((50, 379, 0.96967), (60, 454, 0.96377), (100, 753, 0.94070)):
+        opt = nt.theorem2_optimal_T_derived(eps=e, C=0.01, T_max=3000, lambda1="independent", **base)
+        assert opt.informative and opt.T_star == Ts and opt.bound / THETA03 == pytest.approx(h, abs=1e-5)
+
+
+def test_remark4_C_max_is_the_root_of_S0_equals_Theta():
+    base = dict(Theta=THETA03, c=C0, m=1200, N=50, L=1, d=D_MLP, **K03)
+    P = nt.theorem2_P(rho=K03["rho"], B=K03["B"], mu=K03["mu"], l=K03["l"])
+    for lam, lam1 in (("paper", (1 + K03["rho"] * K03["B"]) / K03["mu"]), ("independent", 0.0)):
+        for e in (50, 100):
+            C = nt.remark4_C_max(eps=e, lambda1=lam, **base)
+            u = 2 * C0 * 1 * C / (1200 * math.sqrt(50) * e)  # sigma_U / sqrt(N), by hand
+            S0 = (lam1 * K03["beta"] * _chi(D_MLP) * u + K03["rho"] / 2 * D_MLP * u**2) / (1 - P)
+            assert S0 == pytest.approx(THETA03, rel=1e-9)
+            lo = nt.theorem2_optimal_T_derived(eps=e, C=C * (1 - 1e-6), T_max=50, lambda1=lam, **base)
+            hi = nt.theorem2_optimal_T_derived(eps=e, C=C * (1 + 1e-6), T_max=50, lambda1=lam, **base)
+            assert lo.informative and not hi.informative
+            assert lo.S0 == pytest.approx(THETA03, rel=1e-5)
+
+
+def test_krandom_K_min_hand_values():
+    # eps = 60, T = 120, N = 50: 50 (1 - e^{-1/2}) = 19.6735; eps = 50, T = 25: 50 (1 - e^{-2}) = 43.2332
+    assert nt.krandom_K_min(eps=60, T=120, N=50) == pytest.approx(19.6735, abs=1e-4)
+    assert nt.krandom_K_min(eps=50, T=25, N=50) == pytest.approx(43.2332, abs=1e-4)
+    # it is (69)'s edge: krandom_conditions flips between floor and ceil
+    for eps, T in ((60, 120), (50, 25), (100, 400)):
+        k69 = nt.krandom_K_min(eps=eps, T=T, N=50)
+        assert not nt.krandom_conditions(eps=eps, T=T, N=50, K=math.floor(k69), L=1)["eq69"]
+        assert nt.krandom_conditions(eps=eps, T=T, N=50, K=math.ceil(k69), L=1)["eq69"]
+
+
+def test_theorem3_alpha_readings_hand_values():
+    K, N = 20, 50
+    lam2 = -0.085  # rho = B = 1, mu = 10
+    # independence route (D7): alpha2' = lambda2 + rho B^2 (N-K)/(2 mu^2 K (N-1)) = -0.085 + 30/196000
+    a = nt.theorem3_constants(rho=1, B=1, mu=10, l=0.5, K=K, N=N, alphas="independent")
+    assert (a.alpha0, a.alpha1, a.alpha2) == pytest.approx((0.5, 0.0, lam2 + 30 / 196000), rel=1e-12)
+    assert a.Q == pytest.approx(1 + 2 * 0.5 * (lam2 + 30 / 196000), rel=1e-12)
+    # (93): alpha1 = 1 + 2 rho B/mu = 1.2, alpha0 = rho = 1, alpha2 as printed (-0.05766718)
+    b = nt.theorem3_constants(rho=1, B=1, mu=10, l=0.5, K=K, N=N, alphas="derived")
+    assert (b.alpha0, b.alpha1, b.alpha2) == pytest.approx((1.0, 1.2, -0.05766718), abs=1e-8)
+    assert nt.theorem3_alpha2(rho=1, B=1, mu=10, K=K, N=N, alphas="independent") == pytest.approx(a.alpha2)
+    assert nt.theorem3_Q(rho=1, B=1, mu=10, l=0.5, K=K, N=N, alphas="independent") == pytest.approx(a.Q)
+    # K = N: no sampling term, alpha2' = lambda2 (also for N = 1)
+    assert nt.theorem3_alpha2(rho=1, B=1, mu=10, K=50, N=50, alphas="independent") == pytest.approx(lam2)
+    assert nt.theorem3_alpha2(rho=1, B=1, mu=10, K=1, N=1, alphas="independent") == pytest.approx(lam2)
+
+
+def test_theorem3_mu_min_independence_covers_every_K():
+    # 03's constants: rho B (1 + B/2) = 184.7 at K = N, + rho B^2 / 2 = 310.7 at K = 1 (the derivation's row 25)
+    mu = lambda K: nt.theorem3_mu_min(rho=K03["rho"], B=K03["B"], K=K, N=50, alphas="independent")  # noqa: E731
+    assert mu(50) == pytest.approx(184.7, abs=0.05) and mu(1) == pytest.approx(310.7, abs=0.05)
+    for K in (1, 2, 10, 18, 19, 49):  # the printed (94) has no mu for K <= B^2 = 18.4
+        m_ = mu(K)
+        assert nt.theorem3_alpha2(rho=K03["rho"], B=K03["B"], mu=m_ * 1.01, K=K, N=50, alphas="independent") < 0
+        assert nt.theorem3_alpha2(rho=K03["rho"], B=K03["B"], mu=m_ * 0.99, K=K, N=50, alphas="independent") > 0
+    with pytest.raises(BoundOutsideAssumptions):
+        nt.theorem3_mu_min(rho=K03["rho"], B=K03["B"], K=18, N=50, alphas="derived")
+
+
+def test_theorem3_bound_derived_noise_and_continuity():
+    # sigma_AK = max(2cC/(mK(-ln a)), 2cLC/(m sqrt(K) eps)) (the derivation's row 17), by hand
+    N, K, eps, C, m, d = 50, 20, 60.0, 20.0, 1200, 1000
+    kw = dict(eps=eps, K=K, N=N, m=m, Theta=THETA03, c=C0, moments="derived", d=d, C=C, L=1, alphas="independent",
+              **{**K03, "mu": K03["mu"]})
+    Q, a0, a1, _ = nt.theorem3_constants(rho=K03["rho"], B=K03["B"], mu=K03["mu"], l=K03["l"], K=K, N=N,
+                                         alphas="independent")
+    for T in (25.0, 120.0, 200.0, 400.0):
+        arg = 1 - N / K + (N / K) * math.exp(-eps / T)
+        up = 2 * C0 * C / (m * math.sqrt(K) * eps)
+        sAK = max(2 * C0 * C / (m * K * -math.log(arg)), up) if arg > 0 else up
+        expected = Q**T * THETA03 + (1 - Q**T) / (1 - Q) * (a1 * K03["beta"] * _chi(d) * sAK + a0 * d * sAK**2)
+        assert nt.theorem3_bound(T=T, **kw) == pytest.approx(expected, rel=1e-9)
+    # continuous at the (75)/(76) switch T = eps/gamma, where sigma_D,K reaches 0 (steeply: the switch lies
+    # within 2e-6 of the (69) edge here, where b blows up, so the jump over T (1 -+ x) shrinks like x)
+    Ts = eps / nt.krandom_gamma(eps=eps, L=1, N=N, K=K)
+    jump = [abs(nt.theorem3_bound(T=Ts * (1 + x), **kw) / nt.theorem3_bound(T=Ts * (1 - x), **kw) - 1)
+            for x in (1e-9, 1e-11, 1e-13)]
+    assert jump[0] < 1e-4 and jump[1] < jump[0] / 50 and jump[2] < 1e-7
+    # where (69) fails the derived bound exists (uplink noise only); (23) raises there
+    assert math.isfinite(nt.theorem3_bound(T=25.0, **kw))
+    with pytest.raises(BoundOutsideAssumptions, match=r"eq\. \(69\)"):
+        nt.theorem3_bound(T=25.0, eps=eps, K=30, N=N, m=m, Theta=THETA03, c=C0, **{**K03, "mu": MU3_04})
+
+
+@pytest.mark.parametrize("eps, T, K_star", [(50, 25, 43), (60, 25, 45), (100, 25, 49), (60, 120, 19),
+                                             (50, 400, 5), (100, 400, 11)])
+def test_theorem3_optimal_K_is_the_eq69_edge(eps, T, K_star):
+    # the derivation's table 3b: 03 constants, mu = 369.5, independence alphas, C = 20, d = the MLP's
+    r = nt.theorem3_optimal_K(T=T, eps=eps, N=50, m=1200, Theta=THETA03, c=C0, moments="derived", d=D_MLP, C=20.0,
+                              L=1, alphas="independent", **K03)
+    assert r.K_star == K_star == math.floor(50 * (1 - math.exp(-eps / T)))
+    assert r.K_69 == pytest.approx(50 * (1 - math.exp(-eps / T)), rel=1e-12)
+    assert sorted(r.values) == list(range(1, 51))  # every K: (69) does not cut the derived bound
+    assert r.bound > THETA03  # vacuous at C = 20 (bound(K*)/Theta = 1.35 to 219)
+
+
+def test_theorem3_C_max_and_vacuous_ranges():
+    # the derivation's 3b: min_K bound < Theta needs C < 0.28-1.85 (independence, mu = 369.5) and
+    # C < 4e-5 to 5e-3 with the printed alphas at mu3 (check3.py)
+    base = dict(N=50, m=1200, Theta=THETA03, c=C0, L=1, d=D_MLP)
+    def c_max(eps, T, alphas, mu):
+        out = []
+        for K in range(1, 51):
+            try:
+                out.append(nt.theorem3_C_max(T=T, eps=eps, K=K, alphas=alphas, **base, **{**K03, "mu": mu}))
+            except BoundOutsideAssumptions:
+                pass
+        return max(out)
+    assert c_max(50, 400, "independent", K03["mu"]) == pytest.approx(0.277, abs=1e-3)
+    assert c_max(100, 25, "independent", K03["mu"]) == pytest.approx(1.85, abs=1e-2)
+    assert c_max(50, 400, "paper", MU3_04) == pytest.approx(4.31e-5, rel=1e-2)
+    assert c_max(100, 25, "paper", MU3_04) == pytest.approx(4.70e-3, rel=1e-2)
+    # the bound at C_max equals Theta
+    C = nt.theorem3_C_max(T=120, eps=60, K=19, alphas="independent", **base, **K03)
+    assert nt.theorem3_bound(T=120, eps=60, K=19, moments="derived", C=C, alphas="independent", **base,
+                             **K03) == pytest.approx(THETA03, rel=1e-9)
+
+
+def test_remark5_verdict_edge_is_K69():
+    row = lambda K, K69, b=1.0, bN=2.0: {"K_star": K, "K_min_valid": 1, "bound": b, "bound_K_N": bN,  # noqa: E731
+                                         "K_69": K69}
+    v = nt.remark5_verdict(rows={"eps=60, T=120": row(19, 19.67)}, N=50)
+    assert (v.verdict, v.reason) == ("inconclusive", "resolution") and "K_69" in v.why
+    assert nt.remark5_verdict(rows={"a": row(20, 19.67)}, N=50).reason == "resolution"  # |20 - 19.67| <= 1
+    assert nt.remark5_verdict(rows={"a": row(21, 19.67)}, N=50).verdict == "holds"  # more than 1 from the edge
+    assert nt.remark5_verdict(rows={"a": row(50, 19.67, 1.0, 1.0)}, N=50).verdict == "fails"
+    # without K_69 the old rule stands
+    assert nt.remark5_verdict(rows={"a": _row(30, 21)}, N=50).verdict == "holds"

@@ -111,7 +111,7 @@ def _theorem2(k: dict, *, eps, c, m, N, C, notes) -> dict:
 def _theorem3(k: dict, *, eps, c, m, N, T, notes) -> dict:
     kw = dict(T=T, eps=eps, N=N, m=m, Theta=k["Theta"], rho=k["rho"], beta=k["beta"], B=k["B"], mu=k["mu3"], l=k["l"], c=c)
     try:
-        K_star, b_star, vals = th.theorem3_optimal_K(**kw)
+        K_star, b_star, vals, _ = th.theorem3_optimal_K(**kw)
         return {"K_star": K_star, "bound_K_star": b_star, "bound3": vals}
     except ValueError as exc:
         notes.append(f"Theorem 3 not drawn at T={T}: {exc}")

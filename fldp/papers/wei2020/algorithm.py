@@ -41,13 +41,17 @@ class Calibration:
     eps_run: float = float("nan")
     eps_run_sampled: Optional[float] = None
     sensitivity_D: Optional[float] = None
+    upload_sensitivity: Optional[float] = None
 
     def as_dict(self) -> dict:
         return asdict(self)
 
     @property
     def sensitivity_U(self) -> float:
-        """Ds_U = 2C/m of one upload (eq. (5)-(6))."""
+        """The sensitivity of one upload the noise is calibrated to: Ds_U = 2C/m (eq. (5)-(6)),
+        or ``upload_sensitivity`` where set (2C, what clipping alone guarantees)."""
+        if self.upload_sensitivity is not None:
+            return self.upload_sensitivity
         return th.uplink_sensitivity(C=self.C, m=self.m)
 
 
@@ -87,8 +91,12 @@ def calibrate(*, eps: float, delta: float, C: float, L: int, N: int, T: int, m: 
     return Calibration(eps, delta, C, L, N, K, T, m, c, sigma_u, sigma_d, rule, eps_run, eps_sampled)
 
 
+#: The sensitivities :func:`calibrate_accountant` calibrates to: the paper's, and clipping's.
+SENSITIVITIES = ("2C/m", "2C")
+
+
 def calibrate_accountant(*, eps: float, delta: float, C: float, N: int, T: int, m: int,
-                         where: str = "uplink") -> Calibration:
+                         where: str = "uplink", sensitivity: str = "2C/m") -> Calibration:
     """NbAFL calibrated honestly: the noise that makes the *whole run* (eps, delta)-DP for each
     client by the accountant (PLD, add/remove), found by inversion
     (:func:`fldp.accounting.calibrate_gaussian_run`), in place of the classic per-exposure
@@ -101,17 +109,27 @@ def calibrate_accountant(*, eps: float, delta: float, C: float, N: int, T: int, 
     (sensitivity Ds_D = 2C p_i/m with p_i = 1/N, Lemma 1, eq. (8)) and the uploads are
     noiseless; that protects against the other clients and the public, not against the server.
     ``L`` is recorded as T (every upload, or every broadcast, counts).
+
+    ``sensitivity="2C/m"`` takes the paper's sensitivities (eq. (5), Lemma 1), which hold only
+    for its local solver (``notebooks/wei2020/02_global_dp`` measures them);
+    ``sensitivity="2C"`` takes what clipping to C guarantees whatever the local solver: two
+    clipped models differ by at most 2C (triangle inequality), so one upload has sensitivity
+    2C and, with p_i = 1/N, the aggregate 2C/N; m times the noise of ``"2C/m"``.
     """
     validate.choice("where", where, ("uplink", "server"))
+    validate.choice("sensitivity", sensitivity, SENSITIVITIES)
     z = accounting.calibrate_gaussian_run(target_eps=eps, target_delta=delta, rounds=T)
     c = th.gaussian_c(delta=delta)
+    clip = sensitivity == "2C"
+    tag = ", sensitivity 2C (clipping)" if clip else ""
     if where == "uplink":
-        sens = th.uplink_sensitivity(C=C, m=m)
+        sens = 2.0 * C if clip else th.uplink_sensitivity(C=C, m=m)
         return Calibration(eps, delta, C, T, N, None, T, m, c, z * sens, 0.0,
-                           "accountant: T uploads, sigma_D = 0", eps_run=eps)
-    sens = th.downlink_sensitivity(C=C, m=m, p_i=1.0 / N)
+                           "accountant: T uploads, sigma_D = 0" + tag, eps_run=eps,
+                           upload_sensitivity=sens if clip else None)
+    sens = 2.0 * C / N if clip else th.downlink_sensitivity(C=C, m=m, p_i=1.0 / N)
     return Calibration(eps, delta, C, T, N, None, T, m, c, 0.0, z * sens,
-                       "accountant: T broadcasts (trusted server)", eps_run=eps, sensitivity_D=sens)
+                       "accountant: T broadcasts (trusted server)" + tag, eps_run=eps, sensitivity_D=sens)
 
 
 def run(model: Model, data: FederatedData, *, T: int, eps: float = 60.0, delta: float = 0.01,

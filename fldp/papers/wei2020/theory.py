@@ -17,7 +17,8 @@ Findings from re-deriving the paper (tested in ``tests/test_wei2020_theory.py``)
   with ``sigma_A = c T Ds_D / eps``; (62) then "sets Ds_D = 1/N".  Its middle line has no m
   at all, while the final kappa_0, kappa_1 carry 1/m and 1/m^2, i.e. they correspond to
   ``Ds_D = 1/(mN)`` = Theorem 1's ``2C/(mN)`` with 2C = 1.  ``scale=2C`` restores the
-  clipping bound: the kappa_1 term scales with 2C, the kappa_0 term with (2C)^2.
+  clipping bound: the kappa_1 term scales with 2C, the kappa_0 term with (2C)^2.  It still
+  counts N where the d model coordinates belong (D2 below: ``moments="derived"``).
 * Theorem 3's (23) drops a further sqrt(N) (linear term) and N (quadratic term) relative to
   its own (100) with ``Ds_D = 1/(mK)``; ``moments="eq100"`` puts them back.
 * (20) is the exact second derivative of (17).
@@ -26,6 +27,42 @@ Findings from re-deriving the paper (tested in ``tests/test_wei2020_theory.py``)
   i.e. (21) would pick sigma_D = 0.  At the paper's own Fig. 4-5 point (N=50, K=20, T=25,
   eps in {50, 60, 100}) b is undefined: (69) needs T > 97.9, 117.5, 195.8.
 * K = N gives b = 1, eps/gamma = L sqrt(N): Lemma 4 reduces exactly to Theorem 1.
+
+Re-derived symbol by symbol (issue 22; the printed forms stay the defaults, the corrected ones
+are options; tested in ``tests/test_wei2020_theory.py``).  sigma_U, sigma_D and sigma_A are
+per-coordinate standard deviations (Sec. II-C, after Lemma 3) and n lies in R^d, d = the number
+of model coordinates (the paper never names it; 203,530 for its MLP 784-256-10):
+
+* (U) The proof assumes clipping is inactive: (45) uses the unclipped local minimiser's
+  first-order condition while Algorithm 1 line 8 clips, so the bounds cover ||argmin J_i|| <= C.
+* D1, Lemma 3, lambda1 (13): the noise enters (45) with coefficient 1, not 1/mu, so the paper's
+  own route gives lambda1 = 1 + rho B/mu (printed: 1/mu + rho B/mu); with n independent of the
+  model and zero-mean, E[grad F^T n] = 0 and lambda1 = 0.  ``lambda1="paper"|"derived"|"independent"``.
+* D2, Theorem 2's moments (61): E||n||^2 = d sigma_A^2 and E||n|| = chi_d sigma_A, chi_d =
+  sqrt(2) Gamma((d+1)/2)/Gamma(d/2) ~ sqrt(d) (:func:`noise_moments`); (61) has N clients where
+  the d coordinates belong (N is already inside sigma_A) and the half-normal sqrt(2/pi), right
+  only for d = 1.  With Ds_D = 2C/(mN): kappa1 = lambda1 beta 2cC chi_d/(mN(1-P)), kappa0 =
+  lambda0 4c^2 C^2 d/(m^2 N^2 (1-P)) (``moments="derived"``), i.e. the printed kappa1 times
+  2C sqrt(pi d/(2N)) chi_d/sqrt(d) and kappa0 times 4C^2 d/N; no single ``scale`` gives both.
+* D3, T <= L sqrt(N): (60) holds for every T; there sigma_A is the constant sigma_U/sqrt(N)
+  (16), not c T Ds_D/eps, so the bound valid for every T is the piecewise h(T) of
+  :func:`theorem2_bound_derived` ((17) is it for T > L sqrt(N) only).  Remark 4's optimum is
+  informative iff C < :func:`remark4_C_max`.
+* D4, Theorem 3's moments and branch ((74), (100), (23)): (100) repeats D2 with N; (23) drops
+  (100)'s sqrt(N) and N; and (23) uses sigma_A = c Ds_D T/(b eps) for every T although the
+  added noise is sigma_AK^2 = sigma_D,K^2 + sigma_U^2/K with sigma_D,K = 0 where (69) fails
+  (``moments="derived"`` of :func:`theorem3_bound`, defined for every K with 0 < Q < 1).
+* D5, (99): its first line writes (1 - Q^T)/(2 l alpha2) (< 0); (1 - Q^T)/(1 - Q), as on its
+  second line and in (23), is right.
+* D6, typos that change nothing: (80) n_D^(t) for n_D^(t+1); (45) omits p_i; (101) e^{-c/K}
+  for e^{-eps/T}.
+* D7, Theorem 3's alphas ((81)-(95)): the middle line of (93) gives alpha2 = (94), alpha1 =
+  1 + 2 rho B/mu, alpha0 = rho; (95)'s extra 2 rho B sqrt(K)/(mu N) and 2 rho K/N have no
+  printed source.  The mu B/sqrt(K) term of alpha2 (which rules out K <= B^2) bounds a term
+  whose mean over the selection is 0 (85); the smoothness route with sampling without
+  replacement (88) and independent noise gives alpha2' = lambda2 + rho B^2 (N-K)/(2 mu^2 K (N-1)),
+  alpha1' = 0, alpha0' = rho/2, which some mu makes negative at every K.
+  ``alphas="paper"|"derived"|"independent"``.
 """
 from __future__ import annotations
 
@@ -51,6 +88,9 @@ __all__ = [
     "krandom_b", "krandom_gamma", "krandom_T_min", "krandom_conditions", "sigma_downlink_krandom",
     "Theorem3Constants", "theorem3_alpha2", "theorem3_Q", "theorem3_mu_min", "theorem3_constants",
     "theorem3_bound", "theorem3_optimal_K", "remark5_verdict",
+    # issue 22: the re-derived forms (module docstring, D1-D7)
+    "noise_moments", "theorem2_bound_derived", "Remark4Optimum", "theorem2_optimal_T_derived", "remark4_C_max",
+    "krandom_K_min", "theorem3_C_max", "OptimalK",
 ]
 
 
@@ -96,8 +136,30 @@ def gaussian_c(*, delta: float) -> float:
 
 
 def half_normal_mean(*, sigma):
-    """Wei et al. 2020, eq. (61) and (100): E|n| = sigma sqrt(2/pi) for n ~ N(0, sigma^2)."""
+    """Wei et al. 2020, eq. (61) and (100): E|n| = sigma sqrt(2/pi) for n ~ N(0, sigma^2).
+
+    Right for one coordinate (d = 1) only: (61)/(100) use it for the norm of the whole noise
+    vector.  The mean norm in R^d is :func:`noise_moments` (D2 in the module docstring).
+    """
     return _out(_pos("sigma", sigma) * math.sqrt(2.0 / math.pi))
+
+
+def _chi_mean(d):
+    """E||z|| for z ~ N(0, I_d): sqrt(2) Gamma((d+1)/2) / Gamma(d/2), by lgamma (no overflow)."""
+    return math.sqrt(2.0) * math.exp(math.lgamma((d + 1) / 2) - math.lgamma(d / 2))
+
+
+def noise_moments(*, sigma, d):
+    """Wei et al. 2020, eq. (61) and (100) corrected (D2): (E||n||, E||n||^2) for n ~ N(0, sigma^2 I_d).
+
+    E||n|| = sigma sqrt(2) Gamma((d+1)/2)/Gamma(d/2) (the chi distribution's mean, < sigma sqrt(d),
+    about sigma sqrt(d)(1 - 1/(4d))) and E||n||^2 = d sigma^2, where sigma is the per-coordinate
+    std (sigma_A of eq. (16)) and d the number of model coordinates.  d = 1 gives the
+    half-normal sigma sqrt(2/pi) that (61) uses.  sigma may be an array.
+    """
+    d = integer("d", d, 1)
+    sigma = _pos("sigma", sigma)
+    return _out(sigma * _chi_mean(d)), _out(d * np.square(sigma))
 
 
 # ------------------------------------------------------- Section III: noise levels
@@ -159,14 +221,53 @@ def sigma_aggregate(*, C, m, N, T, L, eps, c):
 
 
 # ------------------------------------------------------- Section IV: Theorem 2
-def lambdas(*, rho, B, mu):
+LAMBDA1 = ("paper", "derived", "independent")
+
+
+def lambdas(*, rho, B, mu, lambda1="paper"):
     """Wei et al. 2020, Lemma 3, eq. (13)-(14) (exact local solves, theta = 0, mu_bar = mu).
 
-    Returns (lambda0, lambda1, lambda2) = (rho/2, 1/mu + rho B/mu,
-    -1/mu + rho B/mu^2 + rho B^2/(2 mu^2)).  lambda2 < 0 iff mu > rho B (1 + B/2).
+    Returns (lambda0, lambda1, lambda2) = (rho/2, lambda1, -1/mu + rho B/mu^2 + rho B^2/(2 mu^2));
+    lambda2 < 0 iff mu > rho B (1 + B/2).  ``lambda1``: ``"paper"`` the printed (13),
+    1/mu + rho B/mu; ``"derived"`` 1 + rho B/mu, what the step from (45) to (53) gives (the
+    noise enters (45) with coefficient 1, not 1/mu: D1); ``"independent"`` 0, since
+    E[grad F^T n] = 0 for zero-mean noise independent of the model.  Every lambda1 >= 0 gives
+    a valid bound; only "derived" and "independent" are derived.
     """
     rho, B, mu = positive("rho", rho), positive("B", B), positive("mu", mu)
-    return (rho / 2, 1 / mu + rho * B / mu, -1 / mu + rho * B / mu**2 + rho * B**2 / (2 * mu**2))
+    lam1 = {"paper": 1 / mu + rho * B / mu, "derived": 1 + rho * B / mu,
+            "independent": 0.0}[choice("lambda1", lambda1, LAMBDA1)]
+    return (rho / 2, lam1, -1 / mu + rho * B / mu**2 + rho * B**2 / (2 * mu**2))
+
+
+def _theorem2_P(rho, B, mu, l, lambda1="paper"):
+    """(P, lambda0, lambda1, lambda2) of Theorem 2, raising BoundOutsideAssumptions unless 0 < P < 1."""
+    lam0, lam1, lam2 = lambdas(rho=rho, B=B, mu=mu, lambda1=lambda1)
+    P = 1 + 2 * positive("l", l) * lam2
+    _check_contraction("P", P, f"needs -1/(2 l) < lambda2={lam2:.4g} < 0, i.e. mu > rho*B*(1+B/2)"
+                       f" = {rho * B * (1 + B / 2):.4g} and mu large enough relative to l")
+    return P, lam0, lam1, lam2
+
+
+def _derived_inputs(moments, scale, **given):
+    """Check the arguments of a ``moments=`` choice: ``"derived"`` needs every one of ``given``
+    (d, C, L, ...) and refuses ``scale``; the printed forms refuse them (they would be ignored)."""
+    if moments == "derived":
+        if scale is not None:
+            raise ValueError(f"scale={scale!r} is not used with moments='derived': the derived form takes the "
+                             "clipping bound C itself (no single scale reproduces it: kappa1 grows with "
+                             "2C sqrt(pi d/(2N)), kappa0 with 4C^2 d/N)")
+        for name, v in given.items():
+            if v is None:
+                raise ValueError(f"{name}=None is out of range: moments='derived' needs {name}"
+                                 + (" (the number of model coordinates)" if name == "d" else ""))
+        return {n: (integer(n, v, 1) if n == "d" else positive(n, v)) for n, v in given.items()}
+    for name, v in given.items():
+        if v is not None:
+            raise ValueError(f"{name}={v!r} is used only with moments='derived' (moments={moments!r} "
+                             "has no such argument" + ("; give scale=2C to restore the clipping bound)"
+                                                       if name == "C" else ")"))
+    return {}
 
 
 class Theorem2Constants(NamedTuple):
@@ -175,24 +276,33 @@ class Theorem2Constants(NamedTuple):
     kappa1: float
 
 
-def theorem2_constants(*, rho, beta, l, B, mu, c, m, N, kappa_sign="paper", scale=1.0):
+def theorem2_constants(*, rho, beta, l, B, mu, c, m, N, kappa_sign="paper", scale=None, moments="eq61", d=None,
+                       C=None, lambda1="paper"):
     """Wei et al. 2020, Theorem 2, eq. (18)-(19): P = 1 + 2 l lambda2,
     kappa1 = lambda1 beta c sqrt(2/(N pi)) / (m (1-P)), kappa0 = lambda0 c^2 / (m^2 (1-P) N).
 
     ``kappa_sign="appendix"`` uses Appendix E's (P-1) instead of (1-P) (a typo: see module
-    docstring).  ``scale`` = 2C restores the clipping bound the paper normalises to 2C = 1 in
-    (62): kappa1 is multiplied by scale, kappa0 by scale^2.  Valid only for 0 < P < 1, i.e.
-    -1/(2l) < lambda2 < 0; raises BoundOutsideAssumptions otherwise.
+    docstring).  ``scale`` (default 1) = 2C restores the clipping bound the paper normalises to
+    2C = 1 in (62): kappa1 is multiplied by scale, kappa0 by scale^2.  That still counts N
+    clients where (61) needs the d model coordinates.  ``moments="derived"`` (D2) takes the
+    moments of n in R^d with Ds_D = 2C/(mN): kappa1 = lambda1 beta 2cC chi_d/(mN(1-P)),
+    kappa0 = lambda0 4c^2 C^2 d/(m^2 N^2 (1-P)), chi_d = E||z||, z ~ N(0, I_d); it needs ``d``
+    and ``C`` and refuses ``scale``.  ``lambda1`` picks Lemma 3's lambda1 (:func:`lambdas`).
+    Valid only for 0 < P < 1, i.e. -1/(2l) < lambda2 < 0; raises BoundOutsideAssumptions otherwise.
     """
     beta, l, c, m = positive("beta", beta), positive("l", l), positive("c", c), positive("m", m)
     N = integer("N", N, 1)
-    scale = positive("scale", scale)
+    moments = choice("moments", moments, ("eq61", "derived"))
     sign = {"paper": 1.0, "appendix": -1.0}[choice("kappa_sign", kappa_sign, ("paper", "appendix"))]
-    lam0, lam1, lam2 = lambdas(rho=rho, B=B, mu=mu)
-    P = 1 + 2 * l * lam2
-    _check_contraction("P", P, f"needs -1/(2 l) < lambda2={lam2:.4g} < 0, i.e. mu > rho*B*(1+B/2)"
-                       f" = {rho * B * (1 + B / 2):.4g} and mu large enough relative to l")
+    extra = _derived_inputs(moments, scale, d=d, C=C)
+    P, lam0, lam1, _ = _theorem2_P(rho, B, mu, l, lambda1)
     denom = sign * (1 - P)
+    if moments == "derived":
+        d, C = extra["d"], extra["C"]
+        kappa1 = lam1 * beta * 2 * c * C * _chi_mean(d) / (m * N * denom)
+        kappa0 = lam0 * 4 * c**2 * C**2 * d / (m**2 * N**2 * denom)
+        return Theorem2Constants(P, kappa0, kappa1)
+    scale = 1.0 if scale is None else positive("scale", scale)
     kappa1 = scale * lam1 * beta * c / (m * denom) * math.sqrt(2 / (N * math.pi))
     kappa0 = scale**2 * lam0 * c**2 / (m**2 * denom * N)
     return Theorem2Constants(P, kappa0, kappa1)
@@ -221,16 +331,24 @@ def theorem2_best_contraction(*, rho, B, l):
     return 2 * a, 1 - positive("l", l) / (2 * a)
 
 
-def theorem2_noise_terms(*, T, eps, c, m, N, scale=1.0):
+def theorem2_noise_terms(*, T, eps, c, m, N, scale=None, moments="eq61", d=None, C=None, L=None):
     """Wei et al. 2020, eq. (61): (E||n||, E||n||^2) = (sigma_A sqrt(2N/pi), sigma_A^2 N)
     with sigma_A = c T Ds_D / eps (the T > L sqrt(N) branch of (16)).
 
     The paper's (62) "sets Ds_D = 1/N"; its kappas in fact correspond to Ds_D = 1/(mN),
-    i.e. 2C = 1.  Here Ds_D = scale/(mN): scale=1 reproduces (18)-(19), scale=2C is the
-    actual sensitivity of Theorem 1.  T may be an array.
+    i.e. 2C = 1.  Here Ds_D = scale/(mN) (scale default 1): scale=1 reproduces (18)-(19),
+    scale=2C is the actual sensitivity of Theorem 1.  ``moments="derived"`` (D2, D3): sigma_A of
+    eq. (16) with both branches (:func:`sigma_aggregate`; needs ``C`` and ``L``) and the
+    moments of n in R^d (:func:`noise_moments`; needs ``d``); it refuses ``scale``.  T may be an array.
     """
     N = integer("N", N, 1)
-    sigma_A = positive("c", c) * _pos("T", T) * (positive("scale", scale) / (positive("m", m) * N)) / positive("eps", eps)
+    moments = choice("moments", moments, ("eq61", "derived"))
+    extra = _derived_inputs(moments, scale, d=d, C=C, L=L)
+    if moments == "derived":
+        sigma_A = sigma_aggregate(C=extra["C"], m=m, N=N, T=T, L=extra["L"], eps=eps, c=c)
+        return noise_moments(sigma=sigma_A, d=extra["d"])
+    scale = 1.0 if scale is None else positive("scale", scale)
+    sigma_A = positive("c", c) * _pos("T", T) * (scale / (positive("m", m) * N)) / positive("eps", eps)
     return _out(sigma_A * math.sqrt(2 * N / math.pi)), _out(sigma_A**2 * N)
 
 
@@ -289,6 +407,74 @@ def theorem2_optimal_T(*, eps, Theta, P, kappa0, kappa1, T_max):
     vals = theorem2_bound(T=Ts, eps=eps, Theta=Theta, P=P, kappa0=kappa0, kappa1=kappa1)
     i = int(np.argmin(vals))
     return int(Ts[i]), float(vals[i])
+
+
+def theorem2_bound_derived(*, T, eps, Theta, rho, beta, l, B, mu, c, m, N, C, L, d, lambda1="derived"):
+    """Wei et al. 2020, Theorem 2 re-derived (D2, D3): the bound of recursion (60) for every T,
+
+    h(T) = P^T Theta + (1 - P^T) S(T),  S(T) = [lambda1 beta E||n|| + lambda0 E||n||^2]/(1 - P),
+
+    with E||n|| = chi_d sigma_A(T), E||n||^2 = d sigma_A(T)^2 (:func:`noise_moments`) and sigma_A
+    the piecewise eq. (16): c L Ds_U/(sqrt(N) eps) for T <= L sqrt(N), c T Ds_D/eps above it
+    (:func:`sigma_aggregate`).  For T > L sqrt(N) it is (17) with the kappas of
+    ``theorem2_constants(moments="derived")``.  ``lambda1`` as in :func:`lambdas` (default:
+    the paper's own route, 1 + rho B/mu).  Needs 0 < P < 1 (raises BoundOutsideAssumptions
+    otherwise) and, as the proof, inactive clipping (U).  T may be an array.
+    """
+    Theta, beta = positive("Theta", Theta), positive("beta", beta)
+    P, lam0, lam1, _ = _theorem2_P(rho, B, mu, l, lambda1)
+    e1, e2 = theorem2_noise_terms(T=T, eps=eps, c=c, m=m, N=N, moments="derived", d=d, C=C, L=L)
+    PT = np.power(P, np.asarray(T, dtype=float))
+    return _out(PT * Theta + (1 - PT) * (lam1 * beta * np.asarray(e1) + lam0 * np.asarray(e2)) / (1 - P))
+
+
+class Remark4Optimum(NamedTuple):
+    T_star: int
+    bound: float
+    S0: float
+    informative: bool
+
+
+def theorem2_optimal_T_derived(*, eps, Theta, rho, beta, l, B, mu, c, m, N, C, L, d, T_max, lambda1="derived"):
+    """Wei et al. 2020, Remark 4 on the re-derived Theorem 2 bound (D3): the integer T* in
+    [1, T_max] minimising :func:`theorem2_bound_derived`.
+
+    Returns ``(T_star, bound, S0, informative)``: S0 is the noise level S(T) for T <= L sqrt(N)
+    (constant there), and ``informative = S0 < Theta``.  Since h(T) = Theta + (1 - P^T)(S - Theta)
+    and S(T) is non-decreasing: if S0 >= Theta, h is non-decreasing from T = 1 and >= Theta
+    everywhere (no optimum worth the name: T* = 1, the bound vacuous); if S0 < Theta, h falls
+    on [1, L sqrt(N)] and T* >= L sqrt(N), inside the range where (17) is derived (for
+    L sqrt(N) >= 1, i.e. L >= 1).
+    """
+    T_max = integer("T_max", T_max, 1)
+    Ts = np.arange(1, T_max + 1, dtype=float)
+    kw = dict(eps=eps, Theta=Theta, rho=rho, beta=beta, l=l, B=B, mu=mu, c=c, m=m, N=N, C=C, L=L, d=d,
+              lambda1=lambda1)
+    vals = np.asarray(theorem2_bound_derived(T=Ts, **kw))
+    i = int(np.argmin(vals))
+    P, lam0, lam1, _ = _theorem2_P(rho, B, mu, l, lambda1)
+    e1, e2 = noise_moments(sigma=sigma_uplink(C=C, m=m, eps=eps, L=L, c=c) / math.sqrt(N), d=d)  # (16), T <= L sqrt(N)
+    S0 = (lam1 * positive("beta", beta) * e1 + lam0 * e2) / (1 - P)
+    return Remark4Optimum(int(Ts[i]), float(vals[i]), float(S0), bool(S0 < Theta))
+
+
+def remark4_C_max(*, eps, Theta, rho, beta, l, B, mu, c, m, N, L, d, lambda1="derived"):
+    """Wei et al. 2020, Remark 4 on the re-derived Theorem 2 bound (D3): the largest clipping
+    bound C for which the bound has an informative optimum over T.
+
+    That holds iff S0 < Theta (:func:`theorem2_optimal_T_derived`), i.e. iff
+    lambda1 beta chi_d u + lambda0 d u^2 < (1 - P) Theta with u = sigma_U/sqrt(N) =
+    2cLC/(m sqrt(N) eps), so iff C < C_max = (m sqrt(N) eps/(2cL)) u_max with
+    u_max = [-lambda1 beta chi_d + sqrt(lambda1^2 beta^2 chi_d^2 + 4 lambda0 d (1-P) Theta)]/(2 lambda0 d)
+    (computed as 2 g/(a + sqrt(a^2 + 4 lambda0 d g)), g = (1-P) Theta, a = lambda1 beta chi_d).
+    """
+    eps, Theta, beta = positive("eps", eps), positive("Theta", Theta), positive("beta", beta)
+    c, m, L = positive("c", c), positive("m", m), positive("L", L)
+    N, d = integer("N", N, 1), integer("d", d, 1)
+    P, lam0, lam1, _ = _theorem2_P(rho, B, mu, l, lambda1)
+    g, a, q = (1 - P) * Theta, lam1 * beta * _chi_mean(d), lam0 * d
+    u_max = 2 * g / (a + math.sqrt(a * a + 4 * q * g))
+    return m * math.sqrt(N) * eps / (2 * c * L) * u_max
 
 
 # ------------------------------------------------------- Section V: K-random
@@ -352,6 +538,18 @@ def krandom_T_min(*, eps, N, K, condition):
     return eps / -math.log(1 - q + q / math.e)
 
 
+def krandom_K_min(*, eps, T, N):
+    """Wei et al. 2020, Lemma 4, eq. (69) solved for K: eps < -T ln(1 - K/N) holds iff
+    K > K_69 = N (1 - e^{-eps/T}) (b of eq. (22) is defined above it; K = N always qualifies).
+
+    Returns K_69 as a float (compare integers K with it).  Below K_69, eq. (21) selects
+    sigma_D = 0: only the uplink noise sigma_U/sqrt(K) is added, which grows as K falls, so the
+    re-derived Theorem 3 bound (D4) has its kink at K_69.
+    """
+    eps, T = positive("eps", eps), positive("T", T)
+    return integer("N", N, 1) * -math.expm1(-eps / T)
+
+
 def krandom_conditions(*, eps, T, N, K, L):
     """Wei et al. 2020, Appendix F: the validity conditions of Lemma 4 at one (eps, T, N, K, L).
 
@@ -408,40 +606,90 @@ class Theorem3Constants(NamedTuple):
     alpha2: float
 
 
+ALPHAS = ("paper", "derived", "independent")
+
+
 def _alpha2(rho, B, mu, K):
     sK = math.sqrt(K)
     return (rho * B**2 / 2 + rho * B + rho * B**2 / K + 2 * rho * B**2 / sK + mu * B / sK - mu) / mu**2
 
 
-def theorem3_alpha2(*, rho, B, mu, K):
+def _sampling_factor(N, K):
+    """(N - K)/(K (N - 1)): E_S||v - w||^2 over (1/N) sum_i ||w_i - w||^2 when K of N are drawn
+    without replacement (eq. (88)); 0 at K = N (also for N = 1)."""
+    return 0.0 if K == N else (N - K) / (K * (N - 1))
+
+
+def _alpha2_of(rho, B, mu, K, N, alphas):
+    """alpha2 of Theorem 3 for one ``alphas`` reading (inputs validated; N may be None unless independent)."""
+    if alphas == "independent":
+        lam2 = -1 / mu + rho * B / mu**2 + rho * B**2 / (2 * mu**2)
+        return lam2 + rho * B**2 * _sampling_factor(N, K) / (2 * mu**2)
+    return _alpha2(rho, B, mu, K)  # (94); (93) gives the same
+
+
+def _alphas(rho, B, mu, K, N, alphas):
+    """(alpha0, alpha1, alpha2) of Theorem 3 for one ``alphas`` reading (inputs validated)."""
+    a2 = _alpha2_of(rho, B, mu, K, N, alphas)
+    if alphas == "independent":
+        return rho / 2, 0.0, a2
+    if alphas == "derived":
+        return rho, 1 + 2 * rho * B / mu, a2
+    return 2 * rho * K / N + rho, 1 + 2 * rho * B / mu + 2 * rho * B * math.sqrt(K) / (mu * N), a2
+
+
+def _alpha_inputs(K, N, alphas):
+    """Validate K (and N, needed by alphas="independent"); returns (K, N or None, alphas)."""
+    alphas = choice("alphas", alphas, ALPHAS)
+    if N is None:
+        if alphas == "independent":
+            raise ValueError("N=None is out of range: alphas='independent' needs N (the sampling factor "
+                             "(N-K)/(K(N-1)) of eq. (88))")
+        return integer("K", K, 1), None, alphas
+    N, K, _ = _q(N, K)
+    return K, N, alphas
+
+
+def theorem3_alpha2(*, rho, B, mu, K, N=None, alphas="paper"):
     """Wei et al. 2020, Theorem 3, eq. (24) (= (94)): alpha2 = (rho B^2/2 + rho B + rho B^2/K
     + 2 rho B^2/sqrt(K) + mu B/sqrt(K) - mu)/mu^2, so that Q = 1 + 2 l alpha2.
 
-    Returned for any sign; the bound (23) needs alpha2 < 0 (see :func:`theorem3_mu_min`).
+    ``alphas="derived"`` gives the same alpha2 (the middle line of (93) reproduces (94)).
+    ``alphas="independent"`` (D7; needs ``N``): alpha2' = lambda2 + rho B^2 (N-K)/(2 mu^2 K (N-1))
+    with Lemma 3's lambda2, from smoothness, sampling without replacement (88) and noise
+    independent of the model.  Returned for any sign; the bound needs alpha2 < 0
+    (see :func:`theorem3_mu_min`).
     """
     rho, B, mu = positive("rho", rho), positive("B", B), positive("mu", mu)
-    return _alpha2(rho, B, mu, integer("K", K, 1))
+    K, N, alphas = _alpha_inputs(K, N, alphas)
+    return _alpha2_of(rho, B, mu, K, N, alphas)
 
 
-def theorem3_Q(*, rho, B, mu, l, K):
-    """Wei et al. 2020, Theorem 3, eq. (24): Q = 1 + 2 l alpha2 (alpha2 of :func:`theorem3_alpha2`).
+def theorem3_Q(*, rho, B, mu, l, K, N=None, alphas="paper"):
+    """Wei et al. 2020, Theorem 3, eq. (24): Q = 1 + 2 l alpha2 (alpha2 of :func:`theorem3_alpha2`,
+    with the same ``alphas`` reading).
 
     Returned for any value (no range check), e.g. to plot Q against K;
     :func:`theorem3_constants` computes the same Q and raises outside (0, 1).
     """
-    return 1 + 2 * positive("l", l) * theorem3_alpha2(rho=rho, B=B, mu=mu, K=K)
+    return 1 + 2 * positive("l", l) * theorem3_alpha2(rho=rho, B=B, mu=mu, K=K, N=N, alphas=alphas)
 
 
-def theorem3_mu_min(*, rho, B, K):
+def theorem3_mu_min(*, rho, B, K, N=None, alphas="paper"):
     """Wei et al. 2020, Theorem 3, eq. (24) (= (94)) solved for mu: alpha2 < 0 iff
     mu > rho (B^2/2 + B + B^2/K + 2 B^2/sqrt(K)) / (1 - B/sqrt(K)).
 
     Returns that threshold (alpha2 = 0 there).  It exists only for K > B^2 (B/sqrt(K) < 1);
     for K <= B^2, alpha2 > 0 for every mu and this raises BoundOutsideAssumptions.  Q > 0
     needs, in addition, alpha2 > -1/(2l), i.e. mu not too close to this threshold.
+    ``alphas="derived"`` has the same alpha2.  ``alphas="independent"`` (D7; needs ``N``):
+    mu > rho B (1 + B/2) + rho B^2 (N-K)/(2 K (N-1)), which exists for every K: the K > B^2
+    restriction comes from the loose step of (93), not from Theorem 3's setting.
     """
     rho, B = positive("rho", rho), positive("B", B)
-    K = integer("K", K, 1)
+    K, N, alphas = _alpha_inputs(K, N, alphas)
+    if alphas == "independent":
+        return rho * B * (1 + B / 2) + rho * B**2 * _sampling_factor(N, K) / 2
     if not B / math.sqrt(K) < 1:
         raise BoundOutsideAssumptions(
             f"K={K} is out of range: alpha2 < 0 for some mu needs B/sqrt(K) < 1, i.e. "
@@ -449,37 +697,65 @@ def theorem3_mu_min(*, rho, B, K):
     return rho * (B**2 / 2 + B + B**2 / K + 2 * B**2 / math.sqrt(K)) / (1 - B / math.sqrt(K))
 
 
-def theorem3_constants(*, rho, B, mu, l, K, N):
+def theorem3_constants(*, rho, B, mu, l, K, N, alphas="paper"):
     """Wei et al. 2020, Theorem 3, eq. (24)-(25) and (94)-(95): Q = 1 + 2 l alpha2,
     alpha2 = (rho B^2/2 + rho B + rho B^2/K + 2 rho B^2/sqrt(K) + mu B/sqrt(K) - mu)/mu^2,
     alpha1 = 1 + 2 rho B/mu + 2 rho B sqrt(K)/(mu N), alpha0 = 2 rho K/N + rho.
-    The bound needs alpha2 < 0 and 0 < Q < 1; raises BoundOutsideAssumptions otherwise.
+
+    ``alphas="derived"``: what the middle line of (93) gives, alpha1 = 1 + 2 rho B/mu and
+    alpha0 = rho ((95)'s extra terms have no printed source), alpha2 as printed.
+    ``alphas="independent"`` (D7): alpha2' = lambda2 + rho B^2 (N-K)/(2 mu^2 K (N-1)),
+    alpha1' = 0, alpha0' = rho/2.  The bound needs alpha2 < 0 and 0 < Q < 1; raises
+    BoundOutsideAssumptions otherwise.
     """
     rho, B, mu, l = positive("rho", rho), positive("B", B), positive("mu", mu), positive("l", l)
-    N, K, _ = _q(N, K)
-    sK = math.sqrt(K)
-    alpha2 = _alpha2(rho, B, mu, K)
-    alpha1 = 1 + 2 * rho * B / mu + 2 * rho * B * sK / (mu * N)
-    alpha0 = 2 * rho * K / N + rho
+    K, N, alphas = _alpha_inputs(K, N, alphas)
+    alpha0, alpha1, alpha2 = _alphas(rho, B, mu, K, N, alphas)
     Q = 1 + 2 * l * alpha2
+    need = ("mu > rho B (1 + B/2) + rho B^2 (N-K)/(2K(N-1))" if alphas == "independent"
+            else "B/sqrt(K) < 1 and mu big vs rho")
     _check_contraction("Q", Q, f"needs -1/(2 l) < alpha2={alpha2:.4g} < 0 (mu large enough; "
-                       f"alpha2 < 0 needs B/sqrt(K) < 1 and mu big vs rho)")
+                       f"alpha2 < 0 needs {need})")
     return Theorem3Constants(Q, alpha0, alpha1, alpha2)
 
 
-def theorem3_bound(*, T, eps, K, N, m, Theta, rho, beta, B, mu, l, c, scale=1.0, moments="eq23"):
+MOMENTS3 = ("eq23", "eq100", "derived")
+
+
+def _sigma_AK(*, C, m, N, K, T, L, eps, c):
+    """Per-coordinate std of the noise actually added under K-random scheduling (D4):
+    sqrt(sigma_D,K^2 + sigma_U^2/K), sigma_D,K of eq. (21), 0 where (69) fails."""
+    sD = sigma_downlink_krandom(C=C, m=m, N=N, K=K, T=T, L=L, eps=eps, c=c, on_undefined_b="zero")
+    return math.sqrt(sD**2 + sigma_uplink(C=C, m=m, eps=eps, L=L, c=c) ** 2 / K)
+
+
+def theorem3_bound(*, T, eps, K, N, m, Theta, rho, beta, B, mu, l, c, scale=None, moments="eq23", d=None, C=None,
+                   L=None, alphas="paper"):
     """Wei et al. 2020, Theorem 3, eq. (23): Q^T Theta + (1-Q^T)/(1-Q) [c alpha1 beta sqrt(2/pi)
     / (-m K ln a) + c^2 alpha0 / (m^2 K^2 ln^2 a)], a = 1 - N/K + (N/K) e^{-eps/T}.
 
     Needs eq. (69) (a > 0; raises otherwise) and 0 < Q < 1.  As in Theorem 2 the clipping
-    bound is normalised away (2C = 1): ``scale`` = 2C multiplies the linear noise term by
-    scale and the quadratic one by scale^2.  ``moments="eq100"`` uses (100) literally
-    (E||n|| carries sqrt(2N/pi), E||n||^2 carries N), which (23) drops.  Scalar T.
+    bound is normalised away (2C = 1): ``scale`` (default 1) = 2C multiplies the linear noise
+    term by scale and the quadratic one by scale^2.  ``moments="eq100"`` uses (100) literally
+    (E||n|| carries sqrt(2N/pi), E||n||^2 carries N), which (23) drops.
+
+    ``moments="derived"`` (D4; needs ``d``, ``C``, ``L``, refuses ``scale``): (99) with the
+    moments of the noise actually added, Q^T Theta + (1-Q^T)/(1-Q) [alpha1 beta chi_d sigma_AK
+    + alpha0 d sigma_AK^2], sigma_AK^2 = sigma_D,K^2 + sigma_U^2/K with sigma_D,K of eq. (21),
+    0 where (69) fails: defined for every K with 0 < Q < 1 (it does not raise where (69) fails).
+    ``alphas`` picks (95) as printed, (93) or the independence route (:func:`theorem3_constants`).
+    Scalar T.
     """
     T, eps, Theta = positive("T", T), positive("eps", eps), positive("Theta", Theta)
-    beta, c, m, scale = positive("beta", beta), positive("c", c), positive("m", m), positive("scale", scale)
-    choice("moments", moments, ("eq23", "eq100"))
-    Q, a0, a1, _ = theorem3_constants(rho=rho, B=B, mu=mu, l=l, K=K, N=N)
+    beta, c, m = positive("beta", beta), positive("c", c), positive("m", m)
+    moments = choice("moments", moments, MOMENTS3)
+    extra = _derived_inputs(moments, scale, d=d, C=C, L=L)
+    Q, a0, a1, _ = theorem3_constants(rho=rho, B=B, mu=mu, l=l, K=K, N=N, alphas=alphas)
+    if moments == "derived":
+        sAK = _sigma_AK(C=extra["C"], m=m, N=N, K=K, T=T, L=extra["L"], eps=eps, c=c)
+        e1, e2 = noise_moments(sigma=sAK, d=extra["d"])
+        return float(Q**T * Theta + (1 - Q**T) / (1 - Q) * (a1 * beta * e1 + a0 * e2))
+    scale = 1.0 if scale is None else positive("scale", scale)
     b = krandom_b(eps=eps, T=T, N=N, K=K)  # raises if eq. (69) fails
     ln_a = -b * eps / T
     dim = N if moments == "eq100" else 1
@@ -488,22 +764,56 @@ def theorem3_bound(*, T, eps, K, N, m, Theta, rho, beta, B, mu, l, c, scale=1.0,
     return float(Q**T * Theta + (1 - Q**T) / (1 - Q) * (lin + quad))
 
 
-def theorem3_optimal_K(*, T, eps, N, m, Theta, rho, beta, B, mu, l, c, scale=1.0, moments="eq23"):
-    """Wei et al. 2020, Remark 5: integer K* in [1, N] minimising the Theorem 3 bound (23).
+def theorem3_C_max(*, T, eps, K, N, m, Theta, rho, beta, B, mu, l, c, L, d, alphas="paper"):
+    """Wei et al. 2020, Theorem 3 re-derived (D4): the largest clipping bound C at which the bound
+    of ``theorem3_bound(moments="derived")`` at this K lies below Theta (promises progress).
 
-    K where the bound is undefined (eq. 69 fails or Q outside (0, 1)) are skipped.  Returns
-    (K*, bound at K*, {K: bound} for every valid K); raises ValueError if no K is valid.
+    Q^T Theta + (1-Q^T)/(1-Q) S < Theta iff S < (1 - Q) Theta (any T >= 1), and
+    S = alpha1 beta chi_d s C + alpha0 d s^2 C^2 with s = sigma_AK/C (independent of C), so
+    C_max = u/s with u = 2 g/(a + sqrt(a^2 + 4 alpha0 d g)), g = (1-Q) Theta, a = alpha1 beta chi_d.
+    Needs 0 < Q < 1 (raises BoundOutsideAssumptions otherwise).
+    """
+    T, eps, Theta = positive("T", T), positive("eps", eps), positive("Theta", Theta)
+    beta, c, m, L = positive("beta", beta), positive("c", c), positive("m", m), positive("L", L)
+    d = integer("d", d, 1)
+    Q, a0, a1, _ = theorem3_constants(rho=rho, B=B, mu=mu, l=l, K=K, N=N, alphas=alphas)
+    s = _sigma_AK(C=1.0, m=m, N=N, K=K, T=T, L=L, eps=eps, c=c)  # sigma_AK per unit C
+    g, a, q = (1 - Q) * Theta, a1 * beta * _chi_mean(d), a0 * d
+    return 2 * g / (a + math.sqrt(a * a + 4 * q * g)) / s
+
+
+class OptimalK(NamedTuple):
+    K_star: int
+    bound: float
+    values: dict
+    K_69: float
+
+
+def theorem3_optimal_K(*, T, eps, N, m, Theta, rho, beta, B, mu, l, c, scale=None, moments="eq23", d=None, C=None,
+                       L=None, alphas="paper"):
+    """Wei et al. 2020, Remark 5: integer K* in [1, N] minimising the Theorem 3 bound
+    (:func:`theorem3_bound`, same ``scale``, ``moments``, ``d``, ``C``, ``L``, ``alphas``).
+
+    K where the bound is undefined are skipped: under (23)/(100) where eq. (69) fails or Q is
+    outside (0, 1); under ``moments="derived"`` only where Q is outside (0, 1) (every K is scanned).
+    Returns ``(K_star, bound, values, K_69)``: the bound at K*, ``{K: bound}`` for every valid K,
+    and K_69 = N (1 - e^{-eps/T}) (:func:`krandom_K_min`), the (69) edge beside which the
+    derived bound has its kink.  Raises ValueError if no K is valid.
     """
     N = integer("N", N, 1)
     for name, v in (("T", T), ("eps", eps), ("m", m), ("Theta", Theta), ("rho", rho), ("beta", beta),
-                    ("B", B), ("mu", mu), ("l", l), ("c", c), ("scale", scale)):
+                    ("B", B), ("mu", mu), ("l", l), ("c", c)):
         positive(name, v)  # bad input raises here, not swallowed below
-    choice("moments", moments, ("eq23", "eq100"))
+    moments = choice("moments", moments, MOMENTS3)
+    choice("alphas", alphas, ALPHAS)
+    _derived_inputs(moments, scale, d=d, C=C, L=L)
+    if scale is not None:
+        positive("scale", scale)
     vals = {}
     for K in range(1, N + 1):
         try:
             vals[K] = theorem3_bound(T=T, eps=eps, K=K, N=N, m=m, Theta=Theta, rho=rho, beta=beta, B=B, mu=mu,
-                                     l=l, c=c, scale=scale, moments=moments)
+                                     l=l, c=c, scale=scale, moments=moments, d=d, C=C, L=L, alphas=alphas)
         except BoundOutsideAssumptions:
             continue
     if not vals:
@@ -511,7 +821,7 @@ def theorem3_optimal_K(*, T, eps, N, m, Theta, rho, beta, B, mu, l, c, scale=1.0
                          f"(eq. (69) or 0 < Q < 1 fails) at T={T}, eps={eps}, rho={rho}, B={B}, "
                          f"mu={mu}, l={l}")
     K_star = min(vals, key=vals.get)
-    return K_star, vals[K_star], vals
+    return OptimalK(K_star, vals[K_star], vals, krandom_K_min(eps=eps, T=T, N=N))
 
 
 def remark5_verdict(*, rows, N):
@@ -519,12 +829,15 @@ def remark5_verdict(*, rows, N):
     beats K = N.  ``rows`` maps a label (e.g. ``"eps=60, T=200"``) to
     ``{"K_star", "bound", "bound_K_N", "K_min_valid"}`` from :func:`theorem3_optimal_K`
     (``K_min_valid``: the smallest K where the bound exists; ``None`` entries where it exists
-    for no K).  Per row: **fails** when the minimum over K is at K = N or does not beat K = N;
-    **inconclusive (resolution)** when the bound exists for no K, or when K* is the smallest K
+    for no K), optionally with ``"K_69"`` (:func:`krandom_K_min`, the (69) edge).  Per row:
+    **inconclusive (resolution)** when the bound exists for no K, when K* is the smallest K
     where it exists (the optimum sits at the edge of Lemma 4's validity / of 0 < Q < 1, where the
-    bound stops being defined, so it shows no trade-off); **holds** when K_min_valid < K* < N
-    and bound(K*) < bound(K = N).  Overall: fails if a row fails, holds if every row holds,
-    else inconclusive (resolution).  Returns a :class:`fldp.verdicts.Verdict`.
+    bound stops being defined), or when |K* - K_69| <= 1 (the optimum is the calibration's kink
+    at the (69) edge, where sigma_D,K reaches 0, not a convergence trade-off; the integer grid of
+    K cannot tell them apart): it shows no trade-off; **fails** when the minimum over K is at
+    K = N or does not beat K = N; **holds** when K_min_valid < K* < N, K* is more than 1 away
+    from K_69 and bound(K*) < bound(K = N).  Overall: fails if a row fails, holds if every row
+    holds, else inconclusive (resolution).  Returns a :class:`fldp.verdicts.Verdict`.
     """
     N = integer("N", N, 2)
     if not rows:
@@ -532,10 +845,13 @@ def remark5_verdict(*, rows, N):
     fails, edge, holds = [], [], []
     for label, r in rows.items():
         K, Kmin, b, bN = r.get("K_star"), r.get("K_min_valid"), r.get("bound"), r.get("bound_K_N")
+        K69 = r.get("K_69")
         if K is None:
             edge.append(f"{label}: the bound exists for no K")
         elif K == Kmin:
             edge.append(f"{label}: K* = {K} is the smallest K where the bound exists")
+        elif K69 is not None and abs(K - K69) <= 1:
+            edge.append(f"{label}: K* = {K} is at the (69) edge K_69 = {K69:.4g} (|K* - K_69| <= 1)")
         elif K >= N or bN is None or not b < bN:
             fails.append(f"{label}: K* = {K}, bound {b:.6g} vs {'undefined' if bN is None else f'{bN:.6g}'} at K = N")
         else:

@@ -659,7 +659,7 @@ def krandom_map(runners: Mapping[int, Runner], rec, *, eps_list: Sequence[float]
                     ax.plot([K], [d.mean()], "o", ms=11, mfc="none", color=f"C{i}")
         ax.axhline(0, color="0.3", lw=1)
         ax.set(xlabel="K chosen clients (circled: sigma_D > 0 and less noise than all clients)",
-               ylabel="final loss, K-random minus all clients (same seed)", title=f"L = {L}, {runner.reading.label}")
+               ylabel="final loss, K-random minus all clients (same seed)", title=runner.reading.label)
         ax.grid(alpha=0.3); ax.legend(fontsize=8)
     fig.suptitle(f"K-random vs all clients where Lemma 4 holds, N = {runner.N}, T = {runner.T}, "
                  f"{len(runner.seeds)} seeds (below 0: K-random better)", fontsize=10)

@@ -125,3 +125,13 @@ def test_in_sync_example_has_no_drift():
 ])
 def test_drift_is_detected(edit, expected):
     assert drift(PYPROJECT, edit(ENVIRONMENT)) == expected
+
+
+def test_the_run_store_is_never_committed():
+    """results/runs/ is a local cache (fldp.store): a tracked file or link there would replace a
+    clone's store on checkout (git overwrites ignored paths)."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[1]
+    tracked = subprocess.run(["git", "ls-files", "results/runs"], cwd=root, capture_output=True, text=True).stdout
+    assert tracked == "", f"tracked under results/runs: {tracked.split()}"

@@ -156,13 +156,16 @@ def execute(src: Union[str, Path], dst: Union[str, Path], *, timeout: float = CE
 
     from fldp import pipeline
 
+    import tempfile
+
     src, dst = Path(src), Path(dst)
     dst.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        with pipeline._environ(pipeline.KERNEL_ENV):
+    try:  # IPC sockets, as fldp reproduce: kernels started in parallel do not race for TCP ports
+        with pipeline._environ(pipeline.KERNEL_ENV), tempfile.TemporaryDirectory(prefix="fldp-ex-") as sockets:
             papermill.execute_notebook(str(src), str(dst), kernel_name=kernel_name or pipeline.KERNEL_NAME,
                                        cwd=str(src.parent), execution_timeout=timeout, progress_bar=False,
-                                       log_output=False)
+                                       log_output=False,
+                                       kernel_manager_class=pipeline.ipc_kernel_manager(Path(sockets)))
     except PapermillExecutionError as exc:
         return f"cell {exc.exec_count}: {exc.ename}: {pipeline._one_line(exc.evalue)}"
     except Exception as exc:  # cell timeout, dead kernel, ...

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -155,8 +156,6 @@ def execute(src: Union[str, Path], dst: Union[str, Path], *, timeout: float = CE
     from papermill.exceptions import PapermillExecutionError
 
     from fldp import pipeline
-
-    import tempfile
 
     src, dst = Path(src), Path(dst)
     dst.parent.mkdir(parents=True, exist_ok=True)

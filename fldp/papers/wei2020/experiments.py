@@ -21,9 +21,7 @@ from typing import Optional, Sequence
 
 import torch
 
-import numpy as np
-
-from ... import accounting, data, engine, estimates, mechanisms as M, models, results, sensitivity, sweep
+from ... import data, engine, estimates, mechanisms as M, models, sensitivity
 from . import algorithm as nbafl
 
 
@@ -125,7 +123,7 @@ def calibrated_run(*, N: int, T: int, eps: Optional[float], delta: float, C: flo
     non-private.  Returns what :func:`fldp.papers.wei2020.simulations.nbafl_run` returns (loss and
     accuracy curves, rounds, final model norm, calibration, realised eps by PLD); with
     ``sensitivity="2C/m"`` it is that function's run with ``rule=where`` (tested)."""
-    from .simulations import dataset  # MNIST split iid over N clients, cached per process
+    from .simulations import dataset, run_record  # MNIST split iid over N clients, cached per process
 
     fed = dataset(N, seed, subsample, max_test)
     cal = None if eps is None else nbafl.calibrate_accountant(eps=eps, delta=delta, C=C, N=N, T=T, m=fed.m, where=where,
@@ -133,18 +131,15 @@ def calibrated_run(*, N: int, T: int, eps: Optional[float], delta: float, C: flo
     h, cal = nbafl.run(models.MLP(), fed, T=T, eps=eps or 1.0, private=eps is not None, delta=delta, C=C, L=T, mu=mu,
                        lr=lr, local_epochs=local_epochs, batch_size=batch_size, seed=seed, eval_every=eval_every,
                        calibration=cal)
-    spent = None if cal is None else accounting.spent(h, delta=delta, clients=None if cal.sigma_U > 0 else []).eps
-    return {"train_loss": h.train_loss, "test_acc": h.test_acc, "rounds": h.rounds, "w_norm": float(h.params.norm()),
-            "calibration": None if cal is None else cal.as_dict(), "eps_spent": spent}
+    return run_record(h, cal, delta=delta)
 
 
 def calibrated_over_seeds(store, seeds: Sequence[int], **config) -> dict:
     """:func:`calibrated_run` for every seed through the run store (``store=None``: plain calls),
-    summarised over seeds by their final values (``train_loss``, ``test_acc``, ``w_norm``: each
-    ``{"runs", "mean", "min", "max", "std"}``), plus the per-seed spends and the first seed's
-    calibration, as ``simulations.over_seeds(..., last=True)`` gives them."""
-    (outs,) = sweep.run_settings(calibrated_run, {0: config}, seeds, store=store).values()
-    summary = results.over_seeds(lambda i: {"train_loss": outs[i]["train_loss"][-1], "test_acc": outs[i]["test_acc"][-1],
-                                            "w_norm": outs[i]["w_norm"]}, range(len(outs)))
-    return {**summary, "seeds": np.asarray(list(seeds)), "rounds": outs[0]["rounds"],
-            "spent": [o["eps_spent"] for o in outs], "calibration": outs[0]["calibration"]}
+    summarised over seeds by their final values (``train_loss``, ``test_acc``, ``w_norm`` and,
+    where every run kept it, ``test_loss``: each ``{"runs", "mean", "min", "max", "std"}``), plus
+    the per-seed spends and the first seed's calibration: ``simulations.over_seeds(..., last=True)``
+    with this run function."""
+    from .simulations import over_seeds
+
+    return over_seeds(store, seeds, last=True, fn=calibrated_run, **config)

@@ -17,7 +17,7 @@ notebook's), or folds several that share one cause into one claim with :func:`co
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Union
 
@@ -62,6 +62,13 @@ def nbafl_run(*, N: int, T: int, eps: Optional[float], delta: float, C: float, L
     h, cal = nbafl.run(models.MLP(), fed, T=T, eps=eps or 1.0, private=private, delta=delta, C=C, L=L, K=K,
                        mu=mu, lr=lr, local_epochs=local_epochs, batch_size=batch_size, seed=seed,
                        eval_every=eval_every, calibration=cal)
+    return run_record(h, cal, delta=delta)
+
+
+def run_record(h, cal: Optional[nbafl.Calibration], *, delta: float) -> dict:
+    """What the run store keeps of one NbAFL run (history ``h``, calibration ``cal``, None when
+    non-private): the loss and accuracy curves, the rounds they were taken at, the final model
+    norm, the calibration and, for a noisy run, the eps each client really spent (PLD, at ``delta``)."""
     noisy = cal is not None and (cal.sigma_U > 0 or cal.sigma_D > 0)
     spent = None if not noisy else accounting.spent(h, delta=delta, clients=None if cal.sigma_U > 0 else []).eps
     return {"train_loss": h.train_loss, "test_loss": h.test_loss, "test_acc": h.test_acc, "rounds": h.rounds,
@@ -80,12 +87,14 @@ def clip_only(*, C: float, N: int, T: int, m: int, K: Optional[int] = None) -> n
                              "clipping only, no noise")
 
 
-def over_seeds(store: Optional[RunStore], seeds: Sequence[int], *, last: bool = False, **config) -> dict:
-    """:func:`nbafl_run` for every seed through the run store (a plain call when ``store`` is
-    None), summarised as :func:`fldp.results.over_seeds` does for the loss and accuracy curves
+def over_seeds(store: Optional[RunStore], seeds: Sequence[int], *, last: bool = False,
+               fn: Optional[Callable] = None, **config) -> dict:
+    """:func:`nbafl_run` (or ``fn``, a run function returning :func:`run_record`'s dict, e.g.
+    :func:`fldp.papers.wei2020.experiments.calibrated_run`) for every seed through the run store
+    (a plain call when ``store`` is None), summarised as :func:`fldp.results.over_seeds` does for the loss and accuracy curves
     (``last=True``: their final values only); plus the rounds, the per-seed spends and the first
     seed's calibration (a dict)."""
-    (outs,) = sweep.run_settings(nbafl_run, {0: config}, seeds, store=store).values()
+    (outs,) = sweep.run_settings(fn or nbafl_run, {0: config}, seeds, store=store).values()
     pick = (lambda v: v[-1]) if last else (lambda v: v)
     has_test_loss = all("test_loss" in o for o in outs)  # runs stored before it was kept lack it
     summary = results.over_seeds(lambda i: {"train_loss": pick(outs[i]["train_loss"]), "test_acc": pick(outs[i]["test_acc"]),
@@ -452,8 +461,7 @@ def fig_eps(runner: Runner, rec, *, eps_list: Sequence[float], K: Optional[int],
     if clip_baseline:
         split = clipping_share(groups, eps_list)
         rec.add(f"{name}/clipping_vs_noise", split)
-        check = Check(check.id, check.statement, check.source, check.falsifier, check.verdict,
-                      {**check.measured, "gap to non-private, clipping vs noise": split}, check.note)
+        check = replace(check, measured={**check.measured, "gap to non-private, clipping vs noise": split})
     return groups, check
 
 
@@ -597,11 +605,12 @@ def spend_table(reading: Reading, *, delta: float, N: int, m: int, configs, acco
     rows = []
     for fig, eps, T, K in configs:
         cal = nbafl.calibrate(eps=eps, delta=delta, C=reading.C, L=reading.L_for(T), N=N, T=T, m=m, K=K)
-        one = accounting.gaussian(noise_multiplier=cal.sigma_U / cal.sensitivity_U)
+        z = cal.sigma_U / cal.sensitivity_U
+        one = accounting.gaussian(noise_multiplier=z)
         spend = lambda q: accounting.planned_epsilon(event=one, rounds=T, client_sampling_prob=q,  # noqa: E731
                                                      delta=delta, accountant=accountant)
         rows.append({"figure": fig, "paper eps": eps, "L": cal.L, "T": T, "K": K or N, "sigma_U": cal.sigma_U,
-                     "sigma_D": cal.sigma_D, "multiplier z": cal.sigma_U / cal.sensitivity_U,
+                     "sigma_D": cal.sigma_D, "multiplier z": z,
                      f"true eps ({accountant.upper()}, delta={delta})": spend(None),
                      "true eps, K-random amplified": None if not K or K == N else spend(K / N)})
     return rows
@@ -620,8 +629,7 @@ def delta_warning(*, delta: float, m: int) -> str:
 
 def gated(check: Check, gate: Optional[V.Verdict]) -> Check:
     """``check`` with ``gate`` (e.g. :func:`gate_noise_power`) judged first."""
-    return Check(check.id, check.statement, check.source, check.falsifier, V.first(gate, check.verdict),
-                 check.measured, check.note)
+    return replace(check, verdict=V.first(gate, check.verdict))
 
 
 def krandom_map(runners: Mapping[int, Runner], rec, *, eps_list: Sequence[float], K_list: Sequence[int], name: str):

@@ -458,6 +458,13 @@ def theorem2_optimal_T_derived(*, eps, Theta, rho, beta, l, B, mu, c, m, N, C, L
     return Remark4Optimum(int(Ts[i]), float(vals[i]), float(S0), bool(S0 < Theta))
 
 
+def _noise_root(*, a, q, g):
+    """The positive root u of a u + q u^2 = g (a, q >= 0, g > 0), written 2 g/(a + sqrt(a^2 + 4 q g))
+    so that it stays accurate when q u^2 is tiny: the largest per-coordinate noise std u whose
+    noise term a u + q u^2 (linear and quadratic moments) stays below g."""
+    return 2 * g / (a + math.sqrt(a * a + 4 * q * g))
+
+
 def remark4_C_max(*, eps, Theta, rho, beta, l, B, mu, c, m, N, L, d, lambda1="derived"):
     """Wei et al. 2020, Remark 4 on the re-derived Theorem 2 bound (D3): the largest clipping
     bound C for which the bound has an informative optimum over T.
@@ -472,8 +479,7 @@ def remark4_C_max(*, eps, Theta, rho, beta, l, B, mu, c, m, N, L, d, lambda1="de
     c, m, L = positive("c", c), positive("m", m), positive("L", L)
     N, d = integer("N", N, 1), integer("d", d, 1)
     P, lam0, lam1, _ = _theorem2_P(rho, B, mu, l, lambda1)
-    g, a, q = (1 - P) * Theta, lam1 * beta * _chi_mean(d), lam0 * d
-    u_max = 2 * g / (a + math.sqrt(a * a + 4 * q * g))
+    u_max = _noise_root(a=lam1 * beta * _chi_mean(d), q=lam0 * d, g=(1 - P) * Theta)
     return m * math.sqrt(N) * eps / (2 * c * L) * u_max
 
 
@@ -623,7 +629,7 @@ def _sampling_factor(N, K):
 def _alpha2_of(rho, B, mu, K, N, alphas):
     """alpha2 of Theorem 3 for one ``alphas`` reading (inputs validated; N may be None unless independent)."""
     if alphas == "independent":
-        lam2 = -1 / mu + rho * B / mu**2 + rho * B**2 / (2 * mu**2)
+        lam2 = lambdas(rho=rho, B=B, mu=mu)[2]
         return lam2 + rho * B**2 * _sampling_factor(N, K) / (2 * mu**2)
     return _alpha2(rho, B, mu, K)  # (94); (93) gives the same
 
@@ -778,8 +784,7 @@ def theorem3_C_max(*, T, eps, K, N, m, Theta, rho, beta, B, mu, l, c, L, d, alph
     d = integer("d", d, 1)
     Q, a0, a1, _ = theorem3_constants(rho=rho, B=B, mu=mu, l=l, K=K, N=N, alphas=alphas)
     s = _sigma_AK(C=1.0, m=m, N=N, K=K, T=T, L=L, eps=eps, c=c)  # sigma_AK per unit C
-    g, a, q = (1 - Q) * Theta, a1 * beta * _chi_mean(d), a0 * d
-    return 2 * g / (a + math.sqrt(a * a + 4 * q * g)) / s
+    return _noise_root(a=a1 * beta * _chi_mean(d), q=a0 * d, g=(1 - Q) * Theta) / s
 
 
 class OptimalK(NamedTuple):

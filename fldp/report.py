@@ -124,6 +124,7 @@ class Entry:
     params: Any
     claims: list[dict[str, Any]]
     figures: list[str]
+    findings: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -191,6 +192,8 @@ def _read(path: Path) -> tuple[dict[str, Any] | None, str | None]:
         return None, "is not a results file (claims is not a list of objects)"
     if not isinstance(payload.get("figures", []), list):
         return None, "is not a results file (figures is not a list)"
+    if not all(isinstance(f, str) for f in payload.get("findings", [])):
+        return None, "is not a results file (findings is not a list of sentences)"
     return payload, None
 
 
@@ -208,7 +211,8 @@ def collect(results_dir: Path = DEFAULT_RESULTS_DIR) -> Register:
                 path=path, paper=payload["paper"], notebook=payload["notebook"],
                 wall_time_s=payload.get("wall_time_s"), params=payload.get("params"),
                 claims=list(payload.get("claims", [])),
-                figures=[str(f) for f in payload.get("figures", [])]))
+                figures=[str(f) for f in payload.get("figures", [])],
+                findings=list(payload.get("findings", []))))
     return register
 
 
@@ -517,6 +521,9 @@ def _entry_lines(e: Entry, notebook: Path | None, problems: list[str], base: Pat
         lines.append(f"- Not yet migrated: {len(old)} claims saved in the old form; their verdicts are "
                      "withheld until this notebook is re-run in full mode")
     lines += [f"- Problem: {p}" for p in problems]
+    if e.findings:
+        lines += ["", "Findings (written by the notebook from its measurements):", ""]
+        lines += [f"- {f}" for f in e.findings]
     lines.append("")
     lines += claims_table(e.claims) if e.claims else ["No claims recorded."]
     for f in e.figures:
@@ -535,10 +542,43 @@ README_BEGIN = "<!-- register summary: written by `fldp report` from results/; d
 README_END = "<!-- end of register summary -->"
 
 
+#: A findings block of README.md: ``<!-- findings of zhou/04_experiments, written by fldp
+#: report: do not edit -->`` ... ``<!-- end of findings -->``, filled with that notebook's findings.
+FINDINGS_BLOCK = re.compile(r"(<!-- findings of ([\w.-]+/[\w.-]+), written by fldp report: do not edit -->\n)"
+                            r"(.*?)(<!-- end of findings -->)", re.S)
+
+
+def findings_lines(register: Register, key: str, report_link: str = "REPORT.md") -> list[str]:
+    """The findings of notebook ``key`` (``paper/notebook``) as README.md shows them: one bullet
+    per :meth:`fldp.results.Recorder.finding`, then where they come from."""
+    entry = next((e for e in register.entries if f"{e.paper}/{e.notebook}" == key), None)
+    if entry is None:
+        return [f"No full-mode results of {_code(key)} yet: run `fldp reproduce --only {key}`."]
+    if not entry.findings:
+        return [f"{_code(key)} records no findings yet: see its claims in [{report_link}]"
+                f"({report_link}#{_report_anchor(register, key)})."]
+    return [f"- {f}" for f in entry.findings] + [
+        "", f"<sub>Written by `fldp report` from `results/{key}.json` (full mode, wall time "
+        f"{duration(entry.wall_time_s)}); every verdict: [{report_link}]({report_link}#{_report_anchor(register, key)}).</sub>"]
+
+
+def _report_anchor(register: Register, key: str) -> str:
+    """The anchor of notebook ``key``'s section in REPORT.md (headings in :func:`render`'s order)."""
+    headings = [TITLE, "Summary", "Notebooks"]
+    for paper in register.papers():
+        headings.append(paper_name(paper))
+        headings += [f"{e.paper}/{e.notebook}" for e in register.entries_of(paper)]
+    return dict(reversed(list(zip(headings, _slugs(headings))))).get(key, _slugs([key])[0])
+
+
 def readme_with_summary(readme: str, register: Register, report_link: str = "REPORT.md") -> str:
     """``readme`` with the text between :data:`README_BEGIN` and :data:`README_END` replaced by
-    the register's summary (:func:`summary_lines`, linking into ``report_link``), so README.md
-    shows the same counts as REPORT.md.  Unchanged when the markers are absent."""
+    the register's summary (:func:`summary_lines`, linking into ``report_link``), and every
+    findings block (:data:`FINDINGS_BLOCK`) filled with its notebook's findings
+    (:func:`findings_lines`), so README.md shows the same counts and numbers as REPORT.md.
+    Unchanged where the markers are absent."""
+    readme = FINDINGS_BLOCK.sub(lambda m: m.group(1) + "\n".join(findings_lines(register, m.group(2), report_link))
+                                + "\n" + m.group(4), readme)
     a, b = readme.find(README_BEGIN), readme.find(README_END)
     if a < 0 or b < a:
         return readme
@@ -598,8 +638,8 @@ def run(results_dir: Path = DEFAULT_RESULTS_DIR, output: Path = DEFAULT_OUTPUT, 
         readme_text = readme.read_text(encoding="utf-8") if readme.is_file() else ""
         readme_stale = readme_with_summary(readme_text, register, output.name) != readme_text
         if readme_stale:
-            print(f"fldp report: the register summary in {readme} is out of date: run `fldp report` "
-                  "(or `make report`) and commit it", file=err)
+            print(f"fldp report: the register summary in {readme} or one of its findings blocks is out of "
+                  "date: run `fldp report` (or `make report`) and commit it", file=err)
         if current == text and not readme_stale:
             print(f"{output} is up to date with {results_dir}", file=out)
             return 0

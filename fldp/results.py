@@ -196,6 +196,7 @@ class Recorder:
         self.data: dict[str, Any] = {}
         self.claims: list[dict[str, Any]] = []
         self.figures: list[str] = []
+        self.findings: list[str] = []
         self._t0 = time.time()
 
     @property
@@ -210,6 +211,18 @@ class Recorder:
         """Store the numbers behind a figure or table under ``key``; returns ``value``."""
         self.data[key] = value
         return value
+
+    def finding(self, text: str) -> str:
+        """Record one sentence of what this notebook found, its numbers formatted from the
+        computed values (never typed in by hand); prints it; returns it.  ``fldp report`` shows
+        the findings in REPORT.md and in README.md's findings blocks, so that no result number
+        of README.md can go stale against ``results/``."""
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError(f"finding: text={text!r} must be a non-empty sentence")
+        text = " ".join(text.split())
+        self.findings.append(text)
+        print(f"[FINDING] {text}")
+        return text
 
     def claim(self, claim_id: str, statement: str, *, kind: str = "", setting: str = "", verdict: Any = None,
               falsifier: str = "", source: str = "", setting_note: str = "", reason: str | None = None,
@@ -290,7 +303,7 @@ class Recorder:
         payload = {
             "paper": self.paper, "notebook": self.notebook, "quick": self.quick,
             "params": self.params, "wall_time_s": round(time.time() - self._t0, 3),
-            "figures": self.figures, "claims": self.claims, "data": self.data,
+            "figures": self.figures, "findings": self.findings, "claims": self.claims, "data": self.data,
         }
         atomic_write_json(self.results_path, payload)
         manifest = os.environ.get("FLDP_RUN_MANIFEST")  # set by `fldp reproduce`

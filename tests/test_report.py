@@ -241,3 +241,42 @@ def test_every_committed_claim_is_in_the_register_form():
             assert (c["reason"] in V.REASONS) == (c["verdict"] == "inconclusive"), where
             assert c["falsifier"].strip() and (c["setting"] == "paper" or c["setting_note"].strip()), where
             assert c["kind"] != "paper" or c["source"].strip(), where
+
+
+def test_findings_fill_readme_blocks_and_a_hand_edit_is_caught(project: Path, capsys):
+    """A notebook's findings (Recorder.finding) appear in REPORT.md under its section and in
+    README.md's findings block for it; a hand-edited number there makes --check fail; a block
+    naming a notebook without results says so."""
+    _dump(project / "results" / "wei2020" / "02_global_dp.json",
+          {**WEI, "findings": ["the sensitivity ratio is 0.935 at C = 20"]})
+    begin = "<!-- findings of {}, written by fldp report: do not edit -->\n"
+    readme = project / "README.md"
+    readme.write_text("# toy\n\n" + begin.format("wei2020/02_global_dp") + "old 0.975\n<!-- end of findings -->\n\n"
+                      + begin.format("zhou/99_missing") + "<!-- end of findings -->\nrest\n")
+    args = ["report", "--results-dir", str(project / "results"), "--output", str(project / "REPORT.md")]
+    assert cli.main(args) == 0
+    text = readme.read_text()
+    assert "old 0.975" not in text and "- the sensitivity ratio is 0.935 at C = 20\n" in text
+    assert "(REPORT.md#wei202002_global_dp)" in text and "wall time 1 min 15 s" in text
+    assert "No full-mode results of `zhou/99_missing` yet" in text and text.endswith("<!-- end of findings -->\nrest\n")
+    rep = (project / "REPORT.md").read_text()
+    assert "\n### wei2020/02_global_dp\n" in rep
+    assert "- the sensitivity ratio is 0.935 at C = 20" in rep
+    assert cli.main([*args, "--check"]) == 0
+    readme.write_text(text.replace("0.935", "0.975"))
+    capsys.readouterr()
+    assert cli.main([*args, "--check"]) == 1
+    assert "findings block" in capsys.readouterr().err
+
+
+def test_recorder_finding_is_saved_and_refuses_an_empty_sentence(tmp_path: Path, capsys):
+    from fldp import results
+
+    rec = results.Recorder("toy", "01", quick=False)
+    rec.root = tmp_path
+    assert rec.finding("  b = 1 wins\n at 5 of 6 settings ") == "b = 1 wins at 5 of 6 settings"
+    assert "[FINDING] b = 1 wins at 5 of 6 settings" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="text="):
+        rec.finding("  ")
+    saved = json.loads(rec.save().read_text())
+    assert saved["findings"] == ["b = 1 wins at 5 of 6 settings"]

@@ -102,6 +102,25 @@ def test_lemma1():
     assert lt.lemma1_lr_ratio(Q=100) == pytest.approx(2.0)  # the largest Q Lemma 1 allows
 
 
+def test_lemma1_sensitivity_steps_by_hand():
+    # Q = 1, first upload (t + 1 = 1): one step at eta_0 = 0.2; 2 G eta_0 = 0.8
+    assert lt.lemma1_sensitivity_steps(G=2.0, etas=[0.2]) == pytest.approx(0.8, rel=1e-14)
+    # the paper's 4 Q G eta_1 = 8 * 0.2/1.01 = 1.58416: the proof's own bound is 1.01/2 = 0.505 of it
+    paper_q1 = lt.lemma1_sensitivity(Q=1, G=2.0, eta=lt.paper_lr(t=1))
+    assert paper_q1 == pytest.approx(1.6 / 1.01, rel=1e-14)
+    assert 0.8 / paper_q1 == pytest.approx(0.505, rel=1e-12)
+    # Q = 10, first upload: sum_{t=0}^{9} 0.2/(1 + 0.01 t) = 1.915323..., times 2G = 4: 7.661294
+    steps = lt.lemma1_sensitivity_steps(G=2.0, etas=lt.paper_lr(t=np.arange(10)))
+    assert steps == pytest.approx(7.661294, rel=1e-6)
+    # the paper's 4 * 10 * 2 * 0.2/1.1 = 14.5454...: ratio 0.52671
+    assert steps / lt.lemma1_sensitivity(Q=10, G=2.0, eta=lt.paper_lr(t=10)) == pytest.approx(0.526714, rel=1e-5)
+    # two steps of 0.1 and 0.3: 2 * 1 * 0.4
+    assert lt.lemma1_sensitivity_steps(G=1.0, etas=[0.1, 0.3]) == pytest.approx(0.8, rel=1e-14)
+    for bad in ([], [0.1, -0.2], [[0.1]]):
+        with pytest.raises(ValueError):
+            lt.lemma1_sensitivity_steps(G=1.0, etas=bad)
+
+
 def test_amplification_statement():
     assert lt.inclusion_prob(b=1, n_k=4, Q=2) == pytest.approx(7 / 16)
     eps, delta = lt.amplified_guarantee(eps=1.0, delta=1e-4, b=1, n_k=4, Q=2)

@@ -222,6 +222,22 @@ def test_gamma_and_learning_rate():
         zt.gamma_of(mu=3.0, lam=2.0)  # Assumptions 3-4 force mu <= lam
 
 
+def test_theorem3_schedule_by_hand():
+    # mu = 0.2, lam = 10: gamma = 100, eta_t = 10/(t + 100) = 0.1/(1 + 0.01 t)
+    s = zt.theorem3_schedule(mu=0.2, lam=10.0)
+    assert s.eta0 == pytest.approx(0.1, rel=1e-14) and s.decay == pytest.approx(0.01, rel=1e-14)
+    assert zt.learning_rate(t=50, mu=0.2, lam=10.0) == pytest.approx(s.eta0 / (1 + s.decay * 50))  # 10/150
+    assert s.eta0 / (1 + s.decay * 50) == pytest.approx(1 / 15, rel=1e-14)
+    # mu = 0.5, lam = 4: gamma = 16, eta0 = 1/4, decay = 1/16
+    assert tuple(zt.theorem3_schedule(mu=0.5, lam=4.0)) == pytest.approx((0.25, 0.0625), rel=1e-14)
+    for t in (0, 3, 40):
+        assert zt.learning_rate(t=t, mu=0.5, lam=4.0) == pytest.approx(0.25 / (1 + t / 16), rel=1e-14)
+    with pytest.raises(ValueError, match=r"^mu=5.0 .*\(0, 4\]"):
+        zt.theorem3_schedule(mu=5.0, lam=4.0)
+    with pytest.raises(TypeError):
+        zt.theorem3_schedule(0.5, 4.0)
+
+
 def test_theorem3_by_hand():
     # omega0 = 8/3 + 2*2*0.5 = 14/3;  omega1 = 32*10*2*25*9/(4*10000)*4 = 3.6*4 = 14.4
     assert zt.omega0_laplace(b=2, **OMEGA0) == pytest.approx(14 / 3, rel=1e-14)

@@ -20,7 +20,7 @@ import numpy as np
 
 from fldp import validate
 
-__all__ = ["paper_lr", "theorem1_lr", "lemma1_sensitivity", "lemma1_lr_ratio", "sampling_ratio",
+__all__ = ["paper_lr", "theorem1_lr", "lemma1_sensitivity", "lemma1_sensitivity_steps", "lemma1_lr_ratio", "sampling_ratio",
            "inclusion_prob", "amplified_eps", "amplified_guarantee", "eq8_bound", "eq8_valid",
            "amplified_gaussian_eps", "sigma_eq9", "theorem1_A", "theorem1_B", "theorem1_C",
            "theorem1_bound", "rounds_eq13", "rounds_theorem1", "optimal_Q"]
@@ -53,13 +53,60 @@ def theorem1_lr(*, t, mu: float, kappa: float):
 
 
 def lemma1_sensitivity(*, Q: int, G: float, eta: float) -> float:
-    """l2 sensitivity of one upload, ``Df = 4 Q G eta_{t+1}`` (replace one sample).
+    """l2 sensitivity of one upload, ``Df = 4 Q G eta_{t+1}`` (replace one sample), as the
+    paper states it.
 
     Source: Li, Chang & Chi 2020, Lemma 1 (eq. (10)-(11)); it assumes
     ``eta_{t+1-Q+tau} <= 2 eta_{t+1}`` for tau = 0..Q-1 (see :func:`lemma1_lr_ratio`).
+
+    The proof re-derived step by step (``v_tau = g_tau(D) - g_tau(D')``, ``eta_tau`` short for
+    ``eta_{t+1-Q+tau}``, tau = 0..Q-1):
+
+    1. eq. (10): ``w(D) - w(D') = -sum_tau eta_tau v_tau``.  The two gradients of step tau are
+       taken at *different* iterates (the trajectories on D and D' separate after the first
+       step), so ``v_tau`` is not the gradient difference of one sample at one point; only
+       Assumption 4 (``||g|| <= G`` at every iterate of both trajectories) bounds it:
+       ``||v_tau|| <= 2G``.  No smoothness is used, so nothing tighter follows.
+    2. First inequality of (11): ``||sum_tau eta_tau v_tau||^2 <= 4 eta_{t+1}^2
+       ||sum_tau v_tau||^2``.  **Slip**: a step size that varies with tau cannot be pulled out
+       of the norm of a sum (the ``v_tau`` may cancel in the unweighted sum and not in the
+       weighted one).  What holds is the triangle inequality: ``||sum_tau eta_tau v_tau|| <=
+       sum_tau eta_tau ||v_tau|| <= 2 eta_{t+1} sum_tau ||v_tau||``.
+    3. Second inequality: ``||sum_tau v_tau||^2 <= Q^2 sum_tau ||v_tau||^2``.  **Slip**:
+       Cauchy-Schwarz gives ``Q sum_tau ||v_tau||^2``; with the printed ``Q^2`` the last step
+       (Q terms, each ``||v_tau||^2 <= 4 G^2``) would give ``16 Q^3 G^2 eta_{t+1}^2``, not the
+       printed ``16 Q^2 G^2 eta_{t+1}^2``.  With ``Q`` (or with step 2's triangle inequality:
+       ``<= 2 eta_{t+1} Q 2G``) the printed result follows, so the two slips leave the lemma's
+       value a valid **upper bound** (the lemma writes it as the maximum, "=", which it is not).
+    4. The bound is **loose by up to a factor 2**: the factor 2 of the assumption
+       ``eta_tau <= 2 eta_{t+1}`` is spent even where the step sizes are nearly equal.  Without
+       it the proof's own steps give ``2 G sum_tau eta_tau`` (:func:`lemma1_sensitivity_steps`);
+       for the schedule of Sec. 4.1 that is 0.505 of this value at Q = 1 and 0.527 at Q = 10
+       (first upload), so eq. (9)'s noise is about twice what its own argument needs.
+
+    The value returned is the paper's, unchanged.
     """
     Q = validate.integer("Q", Q, 1)
     return 4.0 * Q * validate.positive("G", G) * validate.positive("eta", eta)
+
+
+def lemma1_sensitivity_steps(*, G: float, etas) -> float:
+    """l2 sensitivity bound of one upload from the step sizes of its Q local steps:
+    ``2 G sum_{tau=0}^{Q-1} eta_{t+1-Q+tau}`` (replace one sample).
+
+    Source: Li, Chang & Chi 2020, Lemma 1's proof (eq. (10)-(11)) with its slips mended and
+    without the factor-2 relaxation ``eta_{t+1-Q+tau} <= 2 eta_{t+1}``: by eq. (10) and the
+    triangle inequality, ``||w(D) - w(D')|| <= sum_tau eta_tau ||g_tau(D) - g_tau(D')|| <=
+    2 G sum_tau eta_tau`` (Assumption 4).  At most :func:`lemma1_sensitivity` whenever the
+    lemma's assumption holds; ``etas`` are the Q step sizes of the upload (e.g.
+    ``paper_lr(t=range(t + 1 - Q, t + 1))``).  See :func:`lemma1_sensitivity` for the
+    derivation.
+    """
+    G = validate.positive("G", G)
+    etas = validate.array("etas", etas, validate.positive)
+    if etas.ndim != 1 or etas.size == 0:
+        raise ValueError(f"etas has shape {etas.shape}: etas must be the Q >= 1 step sizes of one upload")
+    return float(2.0 * G * etas.sum())
 
 
 def lemma1_lr_ratio(*, Q: int, decay: float = 0.01) -> float:

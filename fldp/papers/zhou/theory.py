@@ -64,7 +64,7 @@ __all__ = [
     "laplace_scale", "gaussian_sigma",
     "aggregated_laplace_variance", "aggregated_gaussian_variance",
     "client_sampling_variance", "sampled_gradient_variance", "one_step_bound",
-    "client_sampling_expectation", "gamma_of", "learning_rate",
+    "client_sampling_expectation", "gamma_of", "learning_rate", "StepSchedule", "theorem3_schedule",
     "omega0_laplace", "omega1_laplace", "laplace_bound",
     "omega0_gaussian", "omega1_gaussian", "gaussian_bound",
     "LaplaceA", "laplace_A", "T_star", "LaplaceB", "laplace_B", "b_star",
@@ -344,6 +344,26 @@ def learning_rate(*, t: int, mu: float, lam: float) -> float:
     t = validate.integer("t", t, 0)
     mu, _, gamma = _curvature(mu, lam)
     return 2.0 / mu / (t + gamma)
+
+
+class StepSchedule(NamedTuple):
+    """A step size ``eta_t = eta0 / (1 + decay t)``, t = 0, 1, ..."""
+    eta0: float
+    decay: float
+
+
+def theorem3_schedule(*, mu: float, lam: float) -> StepSchedule:
+    """Theorem 3's step size written as ``eta0 / (1 + decay t)``: ``eta0 = 1/lam``,
+    ``decay = 1/gamma = mu / (2 lam)``.
+
+    Source: Zhou et al., Theorem 3 (and Theorem 4, which sets the same schedule):
+    ``eta_t = (2/mu) / (t + gamma)`` with ``gamma = 2 lam / mu`` (Appendix E: alpha = 2/mu and
+    ``eta_0 <= 1/lam``), i.e. ``(2/(mu gamma)) / (1 + t/gamma) = (1/lam) / (1 + t mu/(2 lam))``:
+    the form of the experiments' "0.05 initially, decays gradually" (Sec. VII-A3), so the two
+    compare by ``eta0`` and ``decay``.  :func:`learning_rate` gives eta_t itself.
+    """
+    mu, lam, gamma = _curvature(mu, lam)
+    return StepSchedule(1.0 / lam, 1.0 / gamma)
 
 
 def omega0_laplace(*, N: int, b: int, G: float, lam: float, Gamma: float) -> float:

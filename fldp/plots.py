@@ -10,12 +10,18 @@ def mean_band(ax, x, runs, label=None, **kw):
     """Plot the mean of ``runs`` (seeds x points) against ``x`` with a min-max band.
 
     ``runs`` may also be a summary of :func:`fldp.results.over_seeds` (its ``"runs"`` are
-    used).  With a single run only the line is drawn.  Returns the mean.
+    used).  With a single run only the line is drawn.  A curve of one point (a run of one
+    round, say) is drawn as a marker with a min-max error bar, since a line of one point is
+    invisible.  Returns the mean.
     """
     if isinstance(runs, dict):
         runs = runs["runs"]
     runs = np.atleast_2d(np.asarray(runs, dtype=float))
     mean = runs.mean(axis=0)
+    if mean.size == 1:
+        err = np.array([[mean[0] - runs.min()], [runs.max() - mean[0]]])
+        ax.errorbar(np.atleast_1d(x), mean, yerr=err, fmt="o", capsize=3, label=label, **kw)
+        return mean
     (line,) = ax.plot(x, mean, label=label, **kw)
     if runs.shape[0] > 1:
         ax.fill_between(x, runs.min(axis=0), runs.max(axis=0), color=line.get_color(), alpha=0.2, lw=0)

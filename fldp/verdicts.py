@@ -303,15 +303,17 @@ def best_setting(runs: Any, labels: Sequence[Any], *, claimed: Union[Any, Iterab
                                   f"claimed {claimed_set}", stats=stats)
 
 
-def grid_neighbours(grid: Sequence[float], x: float) -> list:
+def grid_neighbours(grid: Sequence[float], x: float, *, adjacent: bool = False) -> list:
     """The points of ``grid`` next to ``x``: ``x`` itself on the grid, the two around it inside
     the grid, the nearest end outside it (e.g. the grid points next to a paper's T*, as the
-    ``claimed`` set of :func:`best_setting`)."""
+    ``claimed`` set of :func:`best_setting`).  ``adjacent=True``: with ``x`` on the grid, ``x``
+    and the grid points on either side of it ("at or next to x")."""
     g = sorted(grid)
     if not g:
         raise ValueError("grid=[] is out of range: grid must hold at least one point")
     if x in g:
-        return [x]
+        i = g.index(x)
+        return g[max(0, i - 1):i + 2] if adjacent else [x]
     if x < g[0] or x > g[-1]:
         return [g[0] if x < g[0] else g[-1]]
     return [max(v for v in g if v < x), min(v for v in g if v > x)]

@@ -43,6 +43,7 @@ def reference_round(model, data, w, selected, t, step, cal, cfg, clip):
                 g = g * min(1.0, cal.G / float(g.norm()))
             wk = wk - (0.2 / (1 + 0.01 * (step + s))) * g
         df = 4 * cfg.local_steps * cal.G * 0.2 / (1 + 0.01 * (step + cfg.local_steps))
+        df = df / cfg.batch_size if clip == "sample" else df  # per-sample clipping: one row moves a step by 2G/b
         gen = engine.generator(cfg.seed, "uplink", t, c)
         uploads.append(wk + float(cal.z[c]) * df * mechanisms.gaussian_noise(wk.shape, 1.0, gen))
     N, K = data.num_clients, len(selected)
@@ -55,7 +56,7 @@ def test_rounds_match_per_client_reference(clip, sizes):
     data = toy(sizes=sizes)
     model = models.BinaryLogReg.li2021(5)
     Q, b, K, R = 3, 2, 2, 3
-    cal = alg.calibrate(eps=4.0, n=data.counts.numpy(), N=4, K=K, Q=Q, b=b, rounds=R, delta=1e-3)
+    cal = alg.calibrate(eps=4.0, n=data.counts.numpy(), N=4, K=K, Q=Q, b=b, rounds=R, delta=1e-3, clip=clip)
     cfg = alg.config(Q=Q, b=b, K=K, rounds=R, clip=clip, seed=5)
     state = engine.init_state(model, data, cfg)
     w = state.params.clone()
@@ -80,6 +81,20 @@ def test_paper_calibration_is_eq9_with_lemma1():
     # what the paper's sigma gives one upload, by its own amplification theorem done exactly
     assert cal.eps_upload_theorem > 5 * cal.eps
     assert cal.eps_run >= cal.eps_upload_accountant > 1.0
+
+
+def test_per_sample_clipping_divides_lemma1_sensitivity_by_b():
+    n = np.array([325, 326])
+    batch = alg.calibrate(eps=0.5, n=n, N=100, K=50, Q=10, b=4, rounds=5)
+    sample = alg.calibrate(eps=0.5, n=n, N=100, K=50, Q=10, b=4, rounds=5, clip="sample")
+    eta = 0.2 / 1.1
+    np.testing.assert_array_equal(sample.z, batch.z)  # the same multipliers, a smaller sensitivity
+    assert batch.df(eta=eta) == pytest.approx(4 * 10 * 2 * eta, rel=1e-12)  # Lemma 1: 4 Q G eta
+    assert sample.df(eta=eta) == pytest.approx(4 * 10 * 2 * eta / 4, rel=1e-12)
+    np.testing.assert_allclose(sample.sigma(eta=eta), batch.sigma(eta=eta) / 4, rtol=1e-12)
+    assert sample.as_dict()["clip"] == "sample"
+    with pytest.raises(ValueError, match="clip"):
+        alg.calibrate(eps=0.5, n=n, N=100, K=50, Q=10, b=4, rounds=5, clip="row")
 
 
 def test_accountant_calibration_meets_its_target():

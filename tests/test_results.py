@@ -76,6 +76,20 @@ def test_mean_band_draws_an_over_seeds_summary():
     plt.close(fig)
 
 
+
+def test_mean_band_draws_a_one_point_curve_as_a_marker_with_its_range():
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    mean = plots.mean_band(ax, [1], [[2.0], [3.0], [7.0]], label="T = 1")
+    assert mean.tolist() == [4.0]
+    marker = ax.lines[0]
+    assert marker.get_marker() == "o" and marker.get_ydata().tolist() == [4.0]
+    bar = ax.collections[0].get_segments()[0]  # the min-max error bar
+    assert bar[:, 1].tolist() == [2.0, 7.0]
+    assert ax.get_legend_handles_labels()[1] == ["T = 1"]
+    plt.close(fig)
+
 # ------------------------------------------------------------------ load
 def test_load_reads_what_the_recorder_saved(output_dir: Path):
     rec = results.Recorder("toy", "03_source", quick=True, params={"N": 5})

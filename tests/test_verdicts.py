@@ -139,6 +139,9 @@ def test_grid_neighbours():
     assert V.grid_neighbours(grid, 121) == [100, 150]
     assert V.grid_neighbours(grid, 100) == [100]
     assert V.grid_neighbours(grid, 0.7) == [10]
+    assert V.grid_neighbours(grid, 100, adjacent=True) == [50, 100, 150]
+    assert V.grid_neighbours(grid, 10, adjacent=True) == [10, 50]
+    assert V.grid_neighbours(grid, 22, adjacent=True) == [10, 50]
     assert V.grid_neighbours(grid, 900) == [500]
     with pytest.raises(ValueError, match="at least one point"):
         V.grid_neighbours([], 3)

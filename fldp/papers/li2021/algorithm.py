@@ -9,10 +9,14 @@ The algorithm is the shared engine with:
 * gradient clipping to G each step (Sec. 4.1: "determined by performing the gradient
   clipping on each iteration"): the paper clips the mini-batch gradient (``clip="batch"``,
   which bounds one sample's influence only at b = 1 or through Lemma 1's coarse 2G per
-  step); ``clip="sample"`` clips each sample's gradient before averaging (DP-SGD's way);
+  step); ``clip="sample"`` clips each sample's gradient before averaging (DP-SGD's way), so
+  that one sample moves a step's mean gradient by at most 2G/b and Lemma 1's sensitivity
+  becomes Df = 4 Q G eta_{t+1} / b (the per-sample reading: the same proof with 2G/b in place
+  of 2G);
 * Gaussian noise on the uploaded model only (line 12, when mod(t+1, Q) = 0), std
-  sigma_{t,k} of eq. (9) with Lemma 1's Df = 4 Q G eta_{t+1} (``rule="paper"``), or the
-  noise the accountant needs for the whole run (``rule="accountant"``);
+  sigma_{t,k} = z_k Df_t with z_k of eq. (9) (``rule="paper"``), or the noise the accountant
+  needs (``rule="accountant"``) for ``uploads`` uploads (the whole run by default; one upload
+  is what the paper claims, so ``uploads=1`` is eq. (9)'s target met by a sound accountant);
 * the server's (N/K) sum_k p_k w_k (line 21, ``aggregation="unbiased"``).  Over parameters
   it multiplies the model by (N/K) sum_k p_k, which is 1 only when the sampled clients
   hold exactly K/N of the data (:func:`scale_factors` measures it).
@@ -90,6 +94,7 @@ class Calibration:
     """
 
     rule: str
+    clip: str
     eps: float
     delta: float
     N: int
@@ -110,13 +115,18 @@ class Calibration:
         """The client with the least noise relative to its sensitivity."""
         return int(np.argmin(self.z))
 
+    def df(self, *, eta: float) -> float:
+        """The upload's l2 sensitivity Df_t at the upload step size eta_{t+1}: Lemma 1's
+        4 Q G eta_{t+1}, divided by b under per-sample clipping (module docstring)."""
+        return th.lemma1_sensitivity(Q=self.Q, G=self.G, eta=eta) / (self.b if self.clip == "sample" else 1)
+
     def sigma(self, *, eta: float) -> np.ndarray:
         """sigma_{t,k} for all clients at the upload step size eta_{t+1}."""
-        return self.z * th.lemma1_sensitivity(Q=self.Q, G=self.G, eta=eta)
+        return self.z * self.df(eta=eta)
 
     def as_dict(self) -> dict:
         w = self.worst
-        return {"rule": self.rule, "eps": self.eps, "delta": self.delta, "N": self.N, "K": self.K,
+        return {"rule": self.rule, "clip": self.clip, "eps": self.eps, "delta": self.delta, "N": self.N, "K": self.K,
                 "Q": self.Q, "b": self.b, "G": self.G, "n_min": int(self.n.min()),
                 "n_max": int(self.n.max()), "q_worst": float(self.q[w]), "z_min": float(self.z.min()),
                 "z_max": float(self.z.max()), "uploads": self.uploads,
@@ -153,24 +163,27 @@ _CACHE: dict = {}
 
 def calibrate(*, eps: float, n: np.ndarray, N: int, K: int, Q: int, b: int, rounds: int,
               G: float = G_CLIP, delta: float = DELTA, rule: str = "paper",
-              uploads: Optional[int] = None) -> Calibration:
+              uploads: Optional[int] = None, clip: str = "batch") -> Calibration:
     """The noise multipliers of every client (sizes ``n``) for budget (eps, delta).
 
     ``rule="paper"``: eq. (9), one upload (eps, delta)-DP by the paper's reading of
     amplification.  ``rule="accountant"``: the smallest z with which a client making
     ``uploads`` uploads (default ``rounds``) spends at most (eps, delta) in all (the
     amplified reading; by inversion), the same z for every client of the smallest size.
-    Cached: repeats of a setting (seeds) calibrate once.
+    ``clip`` (``"batch"`` or ``"sample"``) sets the sensitivity the multipliers are applied to
+    (:meth:`Calibration.df`), not the multipliers.  Cached: repeats of a setting (seeds)
+    calibrate once.
     """
-    key = (eps, tuple(np.asarray(n).tolist()), N, K, Q, b, rounds, G, delta, rule, uploads)
+    key = (eps, tuple(np.asarray(n).tolist()), N, K, Q, b, rounds, G, delta, rule, uploads, clip)
     if key not in _CACHE:
         _CACHE[key] = _calibrate(eps=eps, n=n, N=N, K=K, Q=Q, b=b, rounds=rounds, G=G, delta=delta,
-                                 rule=rule, uploads=uploads)
+                                 rule=rule, uploads=uploads, clip=clip)
     return _CACHE[key]
 
 
-def _calibrate(*, eps, n, N, K, Q, b, rounds, G, delta, rule, uploads) -> Calibration:
+def _calibrate(*, eps, n, N, K, Q, b, rounds, G, delta, rule, uploads, clip) -> Calibration:
     validate.choice("rule", rule, RULES)
+    validate.choice("clip", clip, CLIPS)
     n = np.asarray(n, dtype=np.int64)
     check(N=N, K=K, Q=Q, b=b, n_min=int(n.min()), G=G, eps=eps, delta=delta)
     rounds = validate.integer("rounds", rounds, 1)
@@ -193,17 +206,18 @@ def _calibrate(*, eps, n, N, K, Q, b, rounds, G, delta, rule, uploads) -> Calibr
                                         n_k=int(n[w]), Q=Q)
     one = run_eps(z=float(z[w]), Q=Q, b=b, n_k=int(n[w]), uploads=1, delta=delta)["eps"]
     whole = run_eps(z=float(z[w]), Q=Q, b=b, n_k=int(n[w]), uploads=uploads, delta=delta)["eps"]
-    return Calibration(rule, float(eps), float(delta), N, K, Q, b, float(G), n, q, z, uploads,
+    return Calibration(rule, clip, float(eps), float(delta), N, K, Q, b, float(G), n, q, z, uploads,
                        float(theorem), float(one), float(whole))
 
 
 class Uplink(engine.NoiseUplink):
-    """Eq. (9)'s noise on each upload: sigma_{t,k} = z_k Df_t, Df_t = 4 Q G eta_{t+1} with
-    t + 1 = the global step of the upload; its event is :func:`upload_event`."""
+    """Eq. (9)'s noise on each upload: sigma_{t,k} = z_k Df_t, Df_t = 4 Q G eta_{t+1} (over b
+    under per-sample clipping, :meth:`Calibration.df`) with t + 1 = the global step of the
+    upload; its event is :func:`upload_event`."""
 
     def __init__(self, cal: Calibration, rate):
         z = torch.as_tensor(cal.z, dtype=torch.float64)
-        df = lambda ctx: th.lemma1_sensitivity(Q=cal.Q, G=cal.G, eta=rate(ctx.step + cal.Q))
+        df = lambda ctx: cal.df(eta=rate(ctx.step + cal.Q))
         super().__init__(lambda ctx: z[ctx.clients] * df(ctx), "gaussian", lambda ctx: df(ctx))
         object.__setattr__(self, "cal", cal)
 
@@ -248,7 +262,7 @@ def run(model: Model, data: FederatedData, *, eps: float = 0.5, Q: int = 1, b: i
     cal = None
     if private:
         cal = calibrate(eps=eps, n=data.counts.numpy(), N=data.num_clients, K=K, Q=Q, b=b,
-                        rounds=rounds, G=G, delta=delta, rule=rule, uploads=uploads)
+                        rounds=rounds, G=G, delta=delta, rule=rule, uploads=uploads, clip=clip)
     with warnings.catch_warnings():  # the chapter measures the scale factor (scale_factors)
         warnings.filterwarnings("ignore", message="aggregation='unbiased' over parameters")
         hist = engine.run(model, data, cfg, uplink=Uplink(cal, cfg.lr) if cal else None,

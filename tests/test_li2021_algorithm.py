@@ -43,7 +43,8 @@ def reference_round(model, data, w, selected, t, step, cal, cfg, clip):
                 g = g * min(1.0, cal.G / float(g.norm()))
             wk = wk - (0.2 / (1 + 0.01 * (step + s))) * g
         df = 4 * cfg.local_steps * cal.G * 0.2 / (1 + 0.01 * (step + cfg.local_steps))
-        df = df / cfg.batch_size if clip == "sample" else df  # per-sample clipping: one row moves a step by 2G/b
+        Q, b = cfg.local_steps, cfg.batch_size  # per-sample clipping: one row moves its own step by 2G/b only
+        df = df * (Q - 1 + 1 / b) / Q if clip == "sample" else df
         gen = engine.generator(cfg.seed, "uplink", t, c)
         uploads.append(wk + float(cal.z[c]) * df * mechanisms.gaussian_noise(wk.shape, 1.0, gen))
     N, K = data.num_clients, len(selected)
@@ -83,15 +84,16 @@ def test_paper_calibration_is_eq9_with_lemma1():
     assert cal.eps_run >= cal.eps_upload_accountant > 1.0
 
 
-def test_per_sample_clipping_divides_lemma1_sensitivity_by_b():
+def test_per_sample_clipping_bounds_only_the_step_with_the_sample_by_2G_over_b():
     n = np.array([325, 326])
-    batch = alg.calibrate(eps=0.5, n=n, N=100, K=50, Q=10, b=4, rounds=5)
-    sample = alg.calibrate(eps=0.5, n=n, N=100, K=50, Q=10, b=4, rounds=5, clip="sample")
     eta = 0.2 / 1.1
-    np.testing.assert_array_equal(sample.z, batch.z)  # the same multipliers, a smaller sensitivity
-    assert batch.df(eta=eta) == pytest.approx(4 * 10 * 2 * eta, rel=1e-12)  # Lemma 1: 4 Q G eta
-    assert sample.df(eta=eta) == pytest.approx(4 * 10 * 2 * eta / 4, rel=1e-12)
-    np.testing.assert_allclose(sample.sigma(eta=eta), batch.sigma(eta=eta) / 4, rtol=1e-12)
+    for Q, b, df in [(1, 4, 4 * 2 * eta / 4), (10, 4, 4 * 2 * eta * 9.25), (10, 1, 4 * 10 * 2 * eta)]:
+        batch = alg.calibrate(eps=0.5, n=n, N=100, K=50, Q=Q, b=b, rounds=5)
+        sample = alg.calibrate(eps=0.5, n=n, N=100, K=50, Q=Q, b=b, rounds=5, clip="sample")
+        np.testing.assert_array_equal(sample.z, batch.z)  # the same multipliers, a smaller sensitivity
+        assert batch.df(eta=eta) == pytest.approx(4 * Q * 2 * eta, rel=1e-12)  # Lemma 1: 4 Q G eta
+        assert sample.df(eta=eta) == pytest.approx(df, rel=1e-12)  # 4 G eta (Q - 1 + 1/b)
+        np.testing.assert_allclose(sample.sigma(eta=eta), sample.z * df, rtol=1e-12)
     assert sample.as_dict()["clip"] == "sample"
     with pytest.raises(ValueError, match="clip"):
         alg.calibrate(eps=0.5, n=n, N=100, K=50, Q=10, b=4, rounds=5, clip="row")

@@ -10,9 +10,10 @@ The algorithm is the shared engine with:
   clipping on each iteration"): the paper clips the mini-batch gradient (``clip="batch"``,
   which bounds one sample's influence only at b = 1 or through Lemma 1's coarse 2G per
   step); ``clip="sample"`` clips each sample's gradient before averaging (DP-SGD's way), so
-  that one sample moves a step's mean gradient by at most 2G/b and Lemma 1's sensitivity
-  becomes Df = 4 Q G eta_{t+1} / b (the per-sample reading: the same proof with 2G/b in place
-  of 2G);
+  that one sample moves the mean gradient of the step that uses it by at most 2G/b; the steps
+  after it start from different iterates, where the clipped mean gradients can still differ by
+  up to 2G, so Lemma 1's proof gives Df = 4 G eta_{t+1} (Q - 1 + 1/b) (the per-sample reading:
+  Df / b at Q = 1, close to Df for large Q);
 * Gaussian noise on the uploaded model only (line 12, when mod(t+1, Q) = 0), std
   sigma_{t,k} = z_k Df_t with z_k of eq. (9) (``rule="paper"``), or the noise the accountant
   needs (``rule="accountant"``) for ``uploads`` uploads (the whole run by default; one upload
@@ -117,8 +118,10 @@ class Calibration:
 
     def df(self, *, eta: float) -> float:
         """The upload's l2 sensitivity Df_t at the upload step size eta_{t+1}: Lemma 1's
-        4 Q G eta_{t+1}, divided by b under per-sample clipping (module docstring)."""
-        return th.lemma1_sensitivity(Q=self.Q, G=self.G, eta=eta) / (self.b if self.clip == "sample" else 1)
+        4 Q G eta_{t+1}; under per-sample clipping 4 G eta_{t+1} (Q - 1 + 1/b), since only the
+        step that uses the differing sample is bounded by 2G/b (module docstring)."""
+        df = th.lemma1_sensitivity(Q=self.Q, G=self.G, eta=eta)
+        return df * (self.Q - 1 + 1 / self.b) / self.Q if self.clip == "sample" else df
 
     def sigma(self, *, eta: float) -> np.ndarray:
         """sigma_{t,k} for all clients at the upload step size eta_{t+1}."""
@@ -211,7 +214,7 @@ def _calibrate(*, eps, n, N, K, Q, b, rounds, G, delta, rule, uploads, clip) -> 
 
 
 class Uplink(engine.NoiseUplink):
-    """Eq. (9)'s noise on each upload: sigma_{t,k} = z_k Df_t, Df_t = 4 Q G eta_{t+1} (over b
+    """Eq. (9)'s noise on each upload: sigma_{t,k} = z_k Df_t, Df_t = 4 Q G eta_{t+1} (smaller
     under per-sample clipping, :meth:`Calibration.df`) with t + 1 = the global step of the
     upload; its event is :func:`upload_event`."""
 

@@ -104,8 +104,8 @@ def constants_run(*, scheme: str, clients_per_class: Optional[str] = None, N: in
 #: The readings of Sec. 4's clipping and noise that ``03_experiments`` runs Figs. 2-4 under, as
 #: arguments of :func:`secure_fedavg_run`: ``literal`` is the paper's wording (the mini-batch
 #: gradient clipped, eq. (9) with Lemma 1's Df = 4 Q G eta); ``per-sample`` clips every sample's
-#: gradient, so Df is divided by b (:meth:`fldp.papers.li2021.algorithm.Calibration.df`) under the
-#: same eq. (9); ``accountant`` is what a practitioner would run: per-sample clipping and the
+#: gradient, so Df = 4 G eta (Q - 1 + 1/b) (:meth:`fldp.papers.li2021.algorithm.Calibration.df`:
+#: Df / b at Q = 1) under the same eq. (9); ``accountant`` is what a practitioner would run: per-sample clipping and the
 #: noise with which one upload truly is (eps, delta)-DP by the accountant (the paper's claim, met
 #: soundly; eq. (9)'s amplification is not, ``01_mechanism``).
 READINGS = {

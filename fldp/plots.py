@@ -28,6 +28,17 @@ def mean_band(ax, x, runs, label=None, **kw):
     return mean
 
 
+def final_bars(ax, x, summaries, key, label=None, **kw):
+    """Plot each summary's mean final ``key`` (one summary of :func:`fldp.results.over_seeds`
+    per point of ``x``) with a min-max error bar over the seeds, points joined by a line.
+    Returns the means."""
+    m = np.array([float(np.asarray(r[key]["mean"]).ravel()[-1]) for r in summaries])
+    lo = np.array([float(np.asarray(r[key]["min"]).ravel()[-1]) for r in summaries])
+    hi = np.array([float(np.asarray(r[key]["max"]).ravel()[-1]) for r in summaries])
+    ax.errorbar(x, m, yerr=[m - lo, hi - m], capsize=3, marker="o", label=label, **kw)
+    return m
+
+
 def markdown_table(rows, digits: int = 4) -> str:
     """A list of dicts (one per row, the first row's keys as columns) as a Markdown table;
     floats to ``digits`` significant digits.  Show it in a notebook with

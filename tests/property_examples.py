@@ -261,6 +261,7 @@ def examples() -> dict:
         L + "theorem1_lr": dict(t=10, mu=0.1, kappa=12.5),
         L + "lemma1_sensitivity": dict(Q=10, G=2.0, eta=0.2),
         L + "lemma1_sensitivity_steps": dict(G=2.0, etas=[0.2, 0.19, 0.18]),
+        L + "per_sample_sensitivity": dict(Q=10, G=2.0, eta=0.2, b=4),
         L + "lemma1_lr_ratio": dict(Q=10, decay=0.01),
         L + "sampling_ratio": dict(b=1, n_k=325, Q=10),
         L + "inclusion_prob": dict(b=1, n_k=325, Q=10),

@@ -121,6 +121,15 @@ def test_lemma1_sensitivity_steps_by_hand():
             lt.lemma1_sensitivity_steps(G=1.0, etas=bad)
 
 
+def test_per_sample_sensitivity_by_hand():
+    # Q = 10, G = 2, eta = 0.2, b = 4: 4 * 2 * 0.2 * (9 + 1/4) = 14.8 (Lemma 1: 16)
+    assert lt.per_sample_sensitivity(Q=10, G=2.0, eta=0.2, b=4) == pytest.approx(14.8, rel=1e-14)
+    assert lt.per_sample_sensitivity(Q=1, G=2.0, eta=0.2, b=4) == pytest.approx(0.4, rel=1e-14)  # Lemma 1 / b
+    assert lt.per_sample_sensitivity(Q=10, G=2.0, eta=0.2, b=1) == pytest.approx(16.0, rel=1e-14)  # b = 1: Lemma 1
+    with pytest.raises(ValueError, match="b"):
+        lt.per_sample_sensitivity(Q=10, G=2.0, eta=0.2, b=0)
+
+
 def test_amplification_statement():
     assert lt.inclusion_prob(b=1, n_k=4, Q=2) == pytest.approx(7 / 16)
     eps, delta = lt.amplified_guarantee(eps=1.0, delta=1e-4, b=1, n_k=4, Q=2)

@@ -90,6 +90,19 @@ def test_mean_band_draws_a_one_point_curve_as_a_marker_with_its_range():
     assert ax.get_legend_handles_labels()[1] == ["T = 1"]
     plt.close(fig)
 
+
+def test_final_bars_draws_each_settings_final_mean_with_its_range():
+    import matplotlib.pyplot as plt
+
+    a = results.over_seeds(lambda s: {"loss": [9.0, s]}, [1, 2, 6])  # final values 1, 2, 6: mean 3
+    b = results.over_seeds(lambda s: {"loss": 10.0 + s}, [1, 2, 6])  # 11, 12, 16: mean 13
+    fig, ax = plt.subplots()
+    m = plots.final_bars(ax, [1, 5], [a, b], "loss", label="x")
+    assert m.tolist() == [3.0, 13.0]
+    assert ax.lines[0].get_ydata().tolist() == [3.0, 13.0] and ax.lines[0].get_marker() == "o"
+    assert [seg[:, 1].tolist() for seg in ax.collections[0].get_segments()] == [[1.0, 6.0], [11.0, 16.0]]
+    plt.close(fig)
+
 # ------------------------------------------------------------------ load
 def test_load_reads_what_the_recorder_saved(output_dir: Path):
     rec = results.Recorder("toy", "03_source", quick=True, params={"N": 5})

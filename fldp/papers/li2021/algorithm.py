@@ -120,8 +120,9 @@ class Calibration:
         """The upload's l2 sensitivity Df_t at the upload step size eta_{t+1}: Lemma 1's
         4 Q G eta_{t+1}; under per-sample clipping 4 G eta_{t+1} (Q - 1 + 1/b), since only the
         step that uses the differing sample is bounded by 2G/b (module docstring)."""
-        df = th.lemma1_sensitivity(Q=self.Q, G=self.G, eta=eta)
-        return df * (self.Q - 1 + 1 / self.b) / self.Q if self.clip == "sample" else df
+        if self.clip == "sample":
+            return th.per_sample_sensitivity(Q=self.Q, G=self.G, eta=eta, b=self.b)
+        return th.lemma1_sensitivity(Q=self.Q, G=self.G, eta=eta)
 
     def sigma(self, *, eta: float) -> np.ndarray:
         """sigma_{t,k} for all clients at the upload step size eta_{t+1}."""

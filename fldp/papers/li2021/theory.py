@@ -20,7 +20,7 @@ import numpy as np
 
 from fldp import validate
 
-__all__ = ["paper_lr", "theorem1_lr", "lemma1_sensitivity", "lemma1_sensitivity_steps", "lemma1_lr_ratio", "sampling_ratio",
+__all__ = ["paper_lr", "theorem1_lr", "lemma1_sensitivity", "lemma1_sensitivity_steps", "per_sample_sensitivity", "lemma1_lr_ratio", "sampling_ratio",
            "inclusion_prob", "amplified_eps", "amplified_guarantee", "eq8_bound", "eq8_valid",
            "amplified_gaussian_eps", "sigma_eq9", "theorem1_A", "theorem1_B", "theorem1_C",
            "theorem1_bound", "rounds_eq13", "rounds_theorem1", "optimal_Q"]
@@ -107,6 +107,21 @@ def lemma1_sensitivity_steps(*, G: float, etas) -> float:
     if etas.ndim != 1 or etas.size == 0:
         raise ValueError(f"etas has shape {etas.shape}: etas must be the Q >= 1 step sizes of one upload")
     return float(2.0 * G * etas.sum())
+
+
+def per_sample_sensitivity(*, Q: int, G: float, eta: float, b: int) -> float:
+    """l2 sensitivity of one upload under per-sample clipping, ``Df = 4 G eta_{t+1} (Q - 1 + 1/b)``
+    (replace one sample): Lemma 1's ``4 Q G eta_{t+1}`` scaled by ``(Q - 1 + 1/b) / Q``.
+
+    Source: Li, Chang & Chi 2020, Lemma 1's proof (eq. (10)-(11)) with every sample's gradient
+    clipped to G before the mini-batch mean (the project's per-sample reading of Sec. 4.1's
+    "gradient clipping on each iteration"): the one step that uses the differing sample moves
+    the mean gradient by at most 2G/b, but the steps after it start from different iterates,
+    where the clipped means can still differ by 2G, so only one of the Q terms shrinks.  Equals
+    :func:`lemma1_sensitivity` divided by b at Q = 1 and equals it at b = 1.
+    """
+    b = validate.integer("b", b, 1)
+    return lemma1_sensitivity(Q=Q, G=G, eta=eta) * (Q - 1 + 1 / b) / Q
 
 
 def lemma1_lr_ratio(*, Q: int, decay: float = 0.01) -> float:

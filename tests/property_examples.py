@@ -294,6 +294,7 @@ def examples() -> dict:
         AN + "expected_tries": dict(dim=100, p=-1.0, c=1.0, reading="noise"),
         AN + "expected_tries_normal": dict(p=-1.0),
         AN + "cost_multiple": dict(dims=[10, 100], p=-1.0, c=1.0, reading="noise"),
+        AN + "mean_tries_interval": dict(dims=[10, 100], p=-1.0, vectors=5, level=0.95),
         AN + "descent_probability": dict(c=1.0, K=4, dim=10, rho=0.5, dropouts=1, trials=50, seed=0),
         AN + "fixed_direction_aggregate": dict(dim=10, K=3, c=1.0, p=0.0, trials=40, seed=0),
         AN + "theorem1_elements": dict(along=[0.1 * ((7 * i) % 11) - 0.5 for i in range(30)],

@@ -280,3 +280,21 @@ def test_the_filters_tries_follow_the_exact_angle_law():
     _, tries = alg.perturb(u, slices=slices, c=5.0, p=-1.0, generators=_gens(range(4000)))
     for j, (_, a, b) in enumerate(slices):
         assert float(tries[:, j].double().mean()) == pytest.approx(th.expected_tries(dim=b - a, p=-1.0), rel=0.06)
+
+
+def test_mean_tries_interval_by_hand():
+    # at p = 0 the threshold is 90 degrees and P = 1/2 in every dimension: tries geometric with mean 2,
+    # variance (1 - 1/2) / (1/2)^2 = 2; 2 vectors x 2 layers: variance of the mean 2 x 2 / (2 x 2^2) = 0.5
+    band = th.mean_tries_interval(dims=[10, 100], p=0.0, vectors=2, level=0.95)
+    assert band["mean"] == pytest.approx(2.0, rel=1e-9)
+    assert band["sd"] == pytest.approx(math.sqrt(0.5), rel=1e-9)
+    assert band["low"] == pytest.approx(2.0 - 1.959964 * 0.7071068, rel=1e-6)   # 0.614096
+    assert band["high"] == pytest.approx(3.385904, rel=1e-6)
+    # the mean is the layers' expected tries averaged; the band narrows like 1 / sqrt(vectors)
+    many = th.mean_tries_interval(dims=[10, 100], p=-1.0, vectors=400)
+    assert many["mean"] == pytest.approx((th.expected_tries(dim=10, p=-1.0) + th.expected_tries(dim=100, p=-1.0)) / 2)
+    assert th.mean_tries_interval(dims=[10, 100], p=-1.0, vectors=100)["sd"] == pytest.approx(2 * many["sd"])
+    with pytest.raises(ValueError, match="dims"):
+        th.mean_tries_interval(dims=[], p=0.0, vectors=1)
+    with pytest.raises(ValueError, match="vectors"):
+        th.mean_tries_interval(dims=[10], p=0.0, vectors=0)

@@ -189,6 +189,30 @@ def expected_tries(*, dim: int, p: float, c: float = 1.0, reading: str = "noise"
     return math.inf if prob <= 0 else 1.0 / prob
 
 
+def mean_tries_interval(*, dims, p: float, vectors: int, level: float = 0.95) -> dict:
+    """The mean number of draws per layer that the direction filter needs (Sec. 4.2.2; Table 4
+    counts its cost in them) over ``vectors`` noise vectors of a model with layers of sizes
+    ``dims``, and the band a measurement of it falls in at ``level``.  Each layer's tries are
+    geometric with P_l = :func:`acceptance_probability` (``reading="noise"``): mean 1/P_l,
+    variance (1 - P_l)/P_l^2.  The mean of the vectors x L tries has expectation
+    (1/L) sum_l 1/P_l and variance sum_l (1 - P_l)/P_l^2 / (vectors L^2); the band is the normal
+    one, mean +- z sd with z the two-sided ``level`` quantile.  Returns ``{"mean", "sd", "low",
+    "high"}``."""
+    if np.ndim(dims) != 1 or len(dims) == 0:
+        raise ValueError(f"dims={dims!r} is out of range: dims must be a non-empty sequence of layer sizes")
+    dims = [validate.integer(f"dims[{i}]", d, 1) for i, d in enumerate(dims)]
+    vectors = validate.integer("vectors", vectors, 1)
+    level = validate.probability("level", level)
+    probs = [acceptance_probability(dim=d, p=p) for d in dims]
+    if min(probs) <= 0:
+        raise ValueError(f"p={p!r} is out of range: some layer's filter passes no draw (a threshold of 0 degrees)")
+    L = len(dims)
+    mean = sum(1.0 / q for q in probs) / L
+    sd = math.sqrt(sum((1.0 - q) / q ** 2 for q in probs) / (vectors * L * L))
+    z = float(stats.norm.ppf(0.5 + level / 2))
+    return {"mean": mean, "sd": sd, "low": mean - z * sd, "high": mean + z * sd}
+
+
 def expected_tries_normal(*, p: float) -> float:
     """Expected tries when the angle is read as exactly normal: 1 / Phi(p) (the normal tail
     behind Table 4's multiples 2.0, 6.3, 43.9 at p = 0, -1, -2); inf below p = -38, where

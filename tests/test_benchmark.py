@@ -33,16 +33,21 @@ def test_releases_follow_each_papers_calibration(rel):
 def test_audits_stay_below_the_accountant_and_refute_what_they_can(rel):
     rows = {(r["scheme"], r["setting"]): r for r in (bm.audit_release(x, trials=20_000) for x in rel.values())}
     assert all(r["lower <= upper"] for r in rows.values())
+    assert all(r["audit"] == "simulated" and r["trials per side"] == 20_000 for r in rows.values())
     li = next(r for (s, st), r in rows.items() if s == "Secure FedAvg" and "one upload" in st)
-    assert li["claim refuted"] and li["audit eps (lower)"] > 0.75  # (0.5, 1e-4) per upload does not hold (by 1.5x+)
+    assert li["lower above claim"] and li["audit eps (lower)"] > 0.75  # (0.5, 1e-4) per upload does not hold (by 1.5x+)
     nb = next(r for (s, st), r in rows.items() if s == "NbAFL" and st.startswith("paper"))
-    assert nb["claim beyond resolution"] and not nb["claim refuted"]  # eps 60 is beyond any feasible audit
+    assert nb["claim beyond resolution"] and not nb["lower above claim"]  # eps 60 is beyond any feasible audit
+    unified = next(r for (s, st), r in rows.items() if s == "NbAFL" and st.startswith("unified"))
+    assert "update clipped" in unified["setting"]
 
 
 def test_accuracy_run_spends_its_target_and_the_paper_would_claim_less():
     r = bm.accuracy_run(scheme="nbafl", task="adult-logreg", eps=4.0, N=4, K=2, rounds=2, seed=0)
     assert r["eps_spent"] == pytest.approx(4.0, rel=1e-3)  # the accountant's inversion, realised
-    assert r["paper_eps_for_this_noise"] < 4.0 and 0.0 <= r["test_acc"] <= 1.0
+    assert r["paper_eps_for_this_noise"] is None and 0.0 <= r["test_acc"] <= 1.0  # NbAFL's paper clips params, not updates
+    with pytest.raises(ValueError, match="eps=None"):
+        bm.accuracy_run(scheme="nbafl", task="adult-logreg", eps=None)
     with pytest.raises(ValueError, match="scheme='dpsgd'"):
         bm.accuracy_run(scheme="dpsgd", task="adult-logreg", eps=4.0)
     with pytest.raises(ValueError, match="task='cifar'"):
@@ -89,3 +94,52 @@ def test_audit_verdict_refutes_only_what_the_audit_certifies():
     assert bm.audit_verdict(row(9.0, 60.0, 4884.0)).label == "inconclusive: resolution"
     r = bm.audit_release(bm.zhou_gaussian_release(), trials=20_000)                   # the audit stays below the accountant
     assert r["lower <= upper"] and bm.audit_verdict(r).label == "inconclusive: no-power"
+
+
+def test_nbafl_as_benchmarked_clips_so_that_the_measured_shift_is_within_its_sensitivity():
+    """On the benchmark's own task and training (MNIST, m = 500 rows, one proximal epoch): one row
+    replaced by another, or an outlier added, moves NbAFL's upload by less than the 2 C_u its noise is
+    calibrated to; the paper's parameter clipping at C = 20 moves it past 2C/m for the added outlier."""
+    import torch
+
+    from fldp import engine
+
+    fed, model = bm._task("mnist-logreg", 20, 0, 10_000, 500)
+    x, y = fed.client(0)
+    x, y = x[:fed.m].clone(), y[:fed.m].clone()
+    cal = bm.nbafl_calibration(eps=4.0, delta=1e-5, N=20, T=20, m=fed.m)
+    assert cal.sensitivity_U == pytest.approx(2 * bm.NBAFL_UPDATE_CLIP) and cal.eps_run == 4.0
+    replaced = x.clone(), y.clone()
+    replaced[0][0], replaced[1][0] = 1.0, (y[0] + 1) % 10
+    added = torch.cat([x, torch.full((1, x.shape[1]), 3.0)]), torch.cat([y, y[:1]])
+    sound = bm.nbafl_config(T=1, K=None)
+    shifts = [bm.upload_shift(model, (x, y), other, sound) for other in (replaced, added)]
+    assert all(0.0 < s <= cal.sensitivity_U for s in shifts), shifts
+    paper = engine.FLConfig(num_rounds=1, clip=20.0, clip_mode="params", **bm.NBAFL_TRAINING)
+    assert bm.upload_shift(model, (x, y), added, paper) > 2 * 20.0 / fed.m * 3  # 2C/m = 0.08 exceeded 3x+
+
+
+def test_audit_nbafl_refutes_the_papers_sensitivity_end_to_end_and_not_the_benchmarks():
+    paper, sound = bm.audit_nbafl(trials=1000, eps=2.0)
+    assert paper["audit"] == sound["audit"] == "engine" and paper["trials per side"] == 1000
+    assert paper["sensitivity"] == pytest.approx(2 * 1.0 / 8) and paper["shift"] > 5 * paper["sensitivity"]
+    assert paper["accountant eps (upper)"] < 2.0 < paper["audit eps (lower)"]  # the accountant is fine: the sensitivity is not
+    v = bm.end_to_end_verdict(paper)
+    assert v.verdict == "fails" and "sensitivity is exceeded" in v.why
+    assert sound["shift"] <= sound["sensitivity"] == pytest.approx(2 * bm.NBAFL_UPDATE_CLIP)
+    assert sound["audit eps (lower)"] <= 2.0 and sound["lower <= upper"]
+    assert bm.end_to_end_verdict(sound).label == "inconclusive: no-power"
+
+
+def test_the_dp_baselines_accountant_bar_is_what_one_upload_spends():
+    ours, dp = bm.audit_adaptive(trials=200, dp_eps=30.0)
+    assert dp["accountant eps (upper)"] == pytest.approx(44.82, abs=0.01)  # c_dp / 30 is not (30, 1e-5)-DP
+    assert math.isinf(ours["accountant eps (upper)"]) and ours["lower above claim"] is None
+    assert dp["claim beyond resolution"] and dp["audit resolution"] < 5  # 100 clients per side certify little
+
+
+def test_ceilings_run_each_schemes_training_without_noise():
+    for s in bm.SCHEMES:
+        r = bm.accuracy_run(scheme=s, task="adult-logreg", eps=None, private=False, N=4, K=2, rounds=2, seed=0, max_test=500)
+        assert r["private"] is False and r["eps"] is None and r["eps_spent"] is None and 0.5 < r["test_acc"] <= 1.0, r
+    assert set(bm.SOUND) == {"nbafl", "fedsgd_dpc", "secure_fedavg"} and set(bm.CEILINGS) == set(bm.SCHEMES)

@@ -489,3 +489,82 @@ def end_to_end_verdict(row: dict):
                                           "either way", stats=stats)
 
     return V.first(V.gate_resolution(claim, limit=row["audit resolution"], what="the claimed eps"), decide)
+
+
+# -- figures ------------------------------------------------------------------------------------------
+def audit_figure(rows: List[dict], *, alpha: float):
+    """``01_audit``'s figure: per row the accountant's upper bound (a bar; inf drawn to the top,
+    hatched and marked), the audit's certified lower bound (0 drawn at the floor), its Gaussian-DP
+    reading (hollow where above the resolution: not certified), the claim and the resolution, each
+    row labelled with how it was audited and its trials per side."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(14, 5.4), layout="constrained")
+    x = np.arange(len(rows))
+    up = np.array([float(r["accountant eps (upper)"]) for r in rows])
+    finite = [v for r in rows for v in (r["accountant eps (upper)"], r["audit resolution"], r["audit eps, GDP reading"])
+              if np.isfinite(float(v)) and float(v) > 0]
+    top, floor = 3 * max(finite), 1e-2
+    inf = ~np.isfinite(up)
+    ax.bar(x[~inf], up[~inf], color="0.85", label="accountant: upper bound at the assumed sensitivity")
+    ax.bar(x[inf], np.full(inf.sum(), top), color="white", edgecolor="0.5", hatch="//", label="accountant: inf (not DP)")
+    for xi in x[inf]:
+        ax.text(xi, top / 1.6, "inf", ha="center", fontsize=11, fontweight="bold")
+    low = np.array([float(r["audit eps (lower)"]) for r in rows])
+    ax.plot(x[low > 0], low[low > 0], "o", color="C3", ms=8, label=f"audit: certified lower bound (1 - alpha = {1 - alpha:g})")
+    if (low <= 0).any():
+        ax.plot(x[low <= 0], np.full((low <= 0).sum(), floor * 1.3), "v", color="C3", ms=8, label="audit lower bound 0 (at the floor)")
+    gdp = np.array([float(r["audit eps, GDP reading"]) for r in rows])
+    ok = np.array([bool(r["GDP reading within resolution"]) for r in rows]) & (gdp > 0)
+    ax.plot(x[ok], gdp[ok], "^", color="C1", label="audit: Gaussian-DP reading (within the resolution)")
+    over = np.array([not r["GDP reading within resolution"] for r in rows])
+    ax.plot(x[over], np.minimum(gdp[over], top), "^", mfc="none", color="C1", ms=8,
+            label="Gaussian-DP reading above the resolution: NOT certified")
+    claim = np.array([np.nan if r["claimed eps"] is None else float(r["claimed eps"]) for r in rows])
+    ax.plot(x, claim, "x", color="k", ms=9, mew=2, label="the paper's claim")
+    ax.plot(x, [r["audit resolution"] for r in rows], "_", color="C0", ms=22, mew=2, label="audit resolution (perfect separation)")
+    sim = [i for i, r in enumerate(rows) if r["audit"] == "simulated"]
+    if sim and len(sim) < len(rows):
+        ax.axvline(max(sim) + 0.5, color="0.3", ls="--", lw=1)
+    n = {h: sorted({r["trials per side"] for r in rows if r["audit"] == h}) for h in ("simulated", "engine")}
+    ax.set(yscale="log", ylim=(floor, top * 1.5), ylabel="eps", xticks=x, xlim=(-0.6, len(rows) - 0.4),
+           title="Audit lower bound vs accountant upper bound: left of the dashed line simulated (an accountant check at the "
+                 f"assumed sensitivity, {', '.join(f'{v:,}' for v in n['simulated'])} runs per side), right end to end on the "
+                 f"engine ({', '.join(f'{v:,}' for v in n['engine'])} clients per side)")
+    ax.title.set_fontsize(9)
+    ax.set_xticklabels([f"{r['scheme']}\n{r['setting']}\n[{r['audit']}, {r['trials per side']:,} per side]" for r in rows],
+                       rotation=60, ha="right", fontsize=6.5)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1)); ax.grid(alpha=0.3, axis="y")
+    return fig
+
+
+def accuracy_figure(runs: dict, *, tasks, eps_list, adaptive_audit: Optional[dict], delta: float, c: float, title: str):
+    """``02_accuracy``'s figure: per task each sound DP scheme's final accuracy against the whole-run
+    eps (mean, min-max band over seeds) with its ceiling (the same training without noise) dashed in
+    its colour; the adaptive scheme, which has no eps, off the eps axis at a column of its own,
+    labelled with its audit (``adaptive_audit``: its row of ``01_audit``), its ceiling beside it.
+    ``runs[task, scheme, eps or None or "ceiling"]``: per-seed results of :func:`accuracy_run`."""
+    import matplotlib.pyplot as plt
+
+    from . import plots
+
+    fig, axes = plt.subplots(1, len(tasks), figsize=(5.4 * len(tasks), 4.4), squeeze=False, layout="constrained")
+    x_ad = max(eps_list) * 4
+    acc = lambda key: np.array([r["test_acc"] for r in runs[key]])
+    for ax, t in zip(axes[0], tasks):
+        for i, s in enumerate(SOUND):
+            plots.mean_band(ax, eps_list, np.array([acc((t, s, e)) for e in eps_list]).T, label=s, marker="o", color=f"C{i}")
+            ax.axhline(acc((t, s, "ceiling")).mean(), ls="--", lw=1, color=f"C{i}", label=f"{s}: ceiling (no noise)")
+        a, ceil = acc((t, "adaptive", None)), acc((t, "adaptive", "ceiling"))
+        ax.errorbar([x_ad], [a.mean()], yerr=[[a.mean() - a.min()], [a.max() - a.mean()]], fmt="s", color="C3", capsize=3,
+                    label=f"adaptive noise (c = {c:g}): no eps")
+        ax.plot([x_ad], [ceil.mean()], "_", color="C3", ms=18, mew=2, label="adaptive: ceiling (no noise)")
+        ax.axvline(np.sqrt(max(eps_list) * x_ad), color="0.5", lw=1, ls=":")
+        where = ("no finite eps" if adaptive_audit is None else
+                 f"no finite eps\n(audit: >= {adaptive_audit['audit eps (lower)']:.1f}\nper upload, = its resolution)")
+        ax.set(xscale="log", xlabel=f"true whole-run eps per client (delta = {delta:g})", ylabel="final test accuracy", title=t,
+               xticks=list(eps_list) + [x_ad], xticklabels=[f"{e:g}" for e in eps_list] + [where])
+        ax.xaxis.set_minor_formatter(plt.NullFormatter()); ax.tick_params(axis="x", labelsize=7); ax.grid(alpha=0.3)
+    axes[0, -1].legend(fontsize=6.5, loc="upper left", bbox_to_anchor=(1.01, 1))
+    fig.suptitle(title)
+    return fig

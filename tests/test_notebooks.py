@@ -60,7 +60,7 @@ def test_notebook_runs_in_quick_mode(rel: str, tmp_path: Path, output_dir: Path)
         state = executed["metadata"].get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
         assert len(state) >= 5, f"{rel}: the Explore section's widgets left no state in the executed notebook"
 
-    pngs = []
+    pngs, claims = [], 0
     for path in result.results_files:
         assert path.is_relative_to(output_dir), f"{path} written outside FLDP_OUTPUT_DIR"
         saved = json.loads(path.read_text())
@@ -73,6 +73,9 @@ def test_notebook_runs_in_quick_mode(rel: str, tmp_path: Path, output_dir: Path)
             assert claim["verdict"] in verdicts.VERDICTS and claim["falsifier"].strip(), where
             assert (claim["reason"] in verdicts.REASONS) == (claim["verdict"] == "inconclusive"), where
         pngs += [path.parents[2] / f for f in saved["figures"] if f.endswith(".png")]
-    assert pngs, f"{rel} saved no PNG figure"
+        claims += len(saved["claims"])
+    # a notebook that measured nothing (no claim, e.g. adaptive_noise/06_cifar without its data) draws
+    # no figure: a table of the paper's own numbers is printed, not saved among the results' figures
+    assert pngs or not claims, f"{rel} saved no PNG figure"
     for png in pngs:
         assert png.is_file() and png.stat().st_size > 0, f"missing figure {png}"

@@ -54,6 +54,7 @@ from .models import Model, sample_weights
 
 STREAMS = ("init", "select", "batch", "uplink", "downlink", "dropout")
 CLIP_MODES = (None, "params", "update", "batch_grad", "sample_grad")
+MEDIAN_CLIPS = ("median", "median_lagged")   # data-dependent upload bounds (FLConfig.clip)
 UPLOADS = ("params", "update", "gradient")
 SAMPLINGS = ("shuffle", "fixed", "fraction", "poisson", "full")
 SAMPLERS = ("uniform", "round_robin")
@@ -96,8 +97,9 @@ class FLConfig:
     ``lr`` is a float or a function of the **global** local-step counter (local steps taken
     in all earlier rounds plus the step within this round), e.g. Li et al.'s
     0.2 / (1 + 0.01 t).  ``server_lr`` is a float or a function of the round t (1-based).
-    ``clip`` is a float, or ``"median"`` (upload clipping at the median of the round's
-    unclipped upload norms).  ``noise=False`` switches every privacy hook off.
+    ``clip`` is a float, ``"median"`` (upload clipping at the median of the round's
+    unclipped upload norms) or ``"median_lagged"`` (at the median of every unclipped upload
+    norm of the rounds before, "over the course of training"; round 1 uses its own).  ``noise=False`` switches every privacy hook off.
     """
 
     num_rounds: int
@@ -146,9 +148,9 @@ class FLConfig:
         if self.clip_mode is not None:
             if self.clip is None:
                 raise ValueError(f"clip_mode={self.clip_mode!r} needs a clipping bound clip > 0")
-            if self.clip == "median":
+            if self.clip in MEDIAN_CLIPS:
                 if self.clip_mode not in ("params", "update"):
-                    raise ValueError(f"clip='median' is out of range for clip_mode={self.clip_mode!r}: "
+                    raise ValueError(f"clip={self.clip!r} is out of range for clip_mode={self.clip_mode!r}: "
                                      "a per-round median bound applies to clip_mode 'params' or 'update'")
             else:
                 validate.positive("clip", self.clip)
@@ -260,6 +262,7 @@ class State:
     t: int
     params: torch.Tensor
     step: int = 0
+    norms: tuple = ()   # the unclipped upload norms of the rounds so far (clip="median_lagged" only)
 
 
 @dataclass
@@ -532,7 +535,11 @@ def round_step(model: Model, data: FederatedData, config: FLConfig, state: State
                        "finite (the model diverged)")
     bound = None
     if config.clip_mode in ("params", "update") and len(clients):
-        bound = float(raw.median()) if config.clip == "median" else float(config.clip)
+        if config.clip == "median_lagged":
+            past = torch.tensor(state.norms, dtype=raw.dtype) if state.norms else raw.cpu()
+            bound = float(past.median())
+        else:
+            bound = float(raw.median()) if config.clip == "median" else float(config.clip)
         if bound > 0:
             clipped = clip_rows(clipped, bound, config.clip_norm)
             uploads = clipped if base is None else base + clipped
@@ -550,7 +557,8 @@ def round_step(model: Model, data: FederatedData, config: FLConfig, state: State
     ctx.params = new
     if observer is not None:
         observer(ctx)
-    return State(t, new, state.step + steps), ctx
+    norms = state.norms + tuple(raw.tolist()) if config.clip == "median_lagged" else ()
+    return State(t, new, state.step + steps, norms), ctx
 
 
 def num_local_steps(counts: torch.Tensor, config: FLConfig) -> int:

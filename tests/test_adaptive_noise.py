@@ -298,3 +298,23 @@ def test_mean_tries_interval_by_hand():
         th.mean_tries_interval(dims=[], p=0.0, vectors=1)
     with pytest.raises(ValueError, match="vectors"):
         th.mean_tries_interval(dims=[10], p=0.0, vectors=0)
+
+
+def test_seed_helpers_give_finals_divergence_and_nan_padded_curves():
+    from fldp.papers.adaptive_noise import claims as cl
+    rs = [{"acc": [0.1, 0.5, 0.9], "rounds": [0, 1, 2], "diverged_at": None},
+          {"acc": [0.1, 0.12], "rounds": [0, 1], "diverged_at": 2},
+          {"acc": [0.1, 0.11, 0.15], "rounds": [0, 1, 2], "diverged_at": None}]
+    assert cl.finals(rs) == [0.9, 0.12, 0.15]
+    assert cl.diverged_seeds(rs) == "seed 1: round 2; seed 2: untrained"
+    assert cl.diverged_seeds(rs[:1]) is None
+    x, y = cl.curves(rs)
+    assert x.tolist() == [0, 1, 2] and y[0].tolist() == [0.1, 0.5, 0.9] and np.isnan(y[1, 2]) and y[1, 1] == 0.12
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots()
+    cl.band(ax, rs, "DP")
+    assert ax.get_legend_handles_labels()[1] == ["DP (2/3 seeds diverged or untrained)"]
+    assert len(ax.lines) == 3  # the mean and an x at the end of each bad seed
+    plt.close(fig)

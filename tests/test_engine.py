@@ -548,3 +548,24 @@ def test_a_diverging_run_stops_and_says_where():
     assert hist.rounds[-1] == hist.diverged_at - 1          # the last finite model is evaluated
     assert hist.to_dict()["diverged_at"] == hist.diverged_at
     assert bool(torch.isfinite(hist.params).all())
+
+
+def test_lagged_median_clip_is_the_median_of_all_earlier_rounds_norms():
+    """clip="median_lagged": round t clips at the median of every unclipped upload norm of
+    rounds 1..t-1 (round 1: its own), computed here by hand from the observed raw norms."""
+    data, model = toy_data(), models.MLP(IN, HID, OUT)
+    cfg = engine.FLConfig(num_rounds=4, local_steps=2, upload="update", clip="median_lagged", clip_mode="update")
+    rounds = []
+    engine.run(model, data, cfg, observer=rounds.append)
+    seen = []
+    for i, ctx in enumerate(rounds):
+        expected = float(ctx.raw_norms.median()) if i == 0 else float(torch.tensor(seen).median())
+        assert ctx.clip == pytest.approx(expected)
+        assert float(ctx.clean.norm(dim=1).max()) <= ctx.clip * (1 + 1e-5)
+        seen += ctx.raw_norms.tolist()
+    assert rounds[2].clip != pytest.approx(float(rounds[2].raw_norms.median()))  # it lags
+
+
+def test_lagged_median_clip_needs_an_upload_clip_mode():
+    with pytest.raises(ValueError, match="median_lagged"):
+        engine.FLConfig(num_rounds=1, local_steps=1, clip="median_lagged", clip_mode="sample_grad")

@@ -75,3 +75,20 @@ def test_a_diverged_run_is_not_attacked():
         out = ex.privacy_run(**cfg)
     assert out["diverged_at"] is not None and out["attack_guesses"] == 0
     assert math.isnan(out["attack_acc"]) and len(out["per_class_acc"]) == 10
+
+
+def test_sweep_runs_over_seeds_gives_each_name_its_runs_in_seed_order(tmp_path):
+    """seeds=[...]: one sweep, each name maps to one run per seed, each the plain call at that seed."""
+    specs = {"regular": dict(scheme="regular"), "DP lagged": dict(scheme="dp", eps=30.0, dp_clip="lagged")}
+    runs = ex.sweep_runs(ex.utility_run, specs, store=S.RunStore(tmp_path), seeds=[0, 3], **{**TINY, "rounds": 2})
+    assert list(runs) == ["regular", "DP lagged"] and [len(v) for v in runs.values()] == [2, 2]
+    assert runs["DP lagged"][1]["dp_clip"] == "lagged"
+    plain = S.normalise(ex.utility_run(**{**TINY, "rounds": 2, "seed": 3, "scheme": "dp", "eps": 30.0, "dp_clip": "lagged"}))
+    assert runs["DP lagged"][1]["acc"] == plain["acc"] and runs["DP lagged"][1]["acc"] != runs["DP lagged"][0]["acc"]
+    per_round = S.normalise(ex.utility_run(**{**TINY, "rounds": 2, "seed": 3, "scheme": "dp", "eps": 30.0}))
+    assert per_round["snr"][0] == pytest.approx(plain["snr"][0]) and per_round["snr"][1] != plain["snr"][1]  # round 1 alike, then it lags
+
+
+def test_privacy_run_attacks_the_final_global_model_too():
+    out = S.normalise(ex.privacy_run(**ex.full_config(ex.privacy_run, **TINY, scheme="regular", **ATTACK)))
+    assert 0.0 <= out["attack_acc_global"] <= 1.0 and 0.0 <= out["attack_acc"] <= 1.0

@@ -38,6 +38,9 @@ from . import theory as th
 
 SCHEMES = ("regular", "ours", "dp")
 DP_READINGS = ("local", "central")
+#: The DP baseline's clipping bound S: the median of this round's update norms ("round"), or
+#: of every update norm of the rounds before ("lagged": the paper's "over the course of training").
+DP_CLIPS = {"round": "median", "lagged": "median_lagged"}
 DELTA = 1e-5               # Sec. 6.2
 BATCH, LR, EPOCHS = 128, 0.1, 5   # Sec. 6.3
 
@@ -148,14 +151,15 @@ def dp_downlink(*, eps: float, delta: float = DELTA) -> engine.GaussianDownlink:
 
 def config(*, scheme: str, rounds: int, K: int, local_epochs: int = EPOCHS, batch_size: int = BATCH,
            lr: float = LR, dropout: float = 0.0, seed: int = 0, device: str = "cpu",
-           eval_every: int = 1, **overrides) -> engine.FLConfig:
+           eval_every: int = 1, dp_clip: str = "round", **overrides) -> engine.FLConfig:
     """The engine settings of one run of the scheme (Sec. 6.3); ``scheme="dp"`` adds the
-    baseline's median clipping of updates."""
+    baseline's median clipping of updates (``dp_clip``: :data:`DP_CLIPS`)."""
     validate.choice("scheme", scheme, SCHEMES)
+    validate.choice("dp_clip", dp_clip, tuple(DP_CLIPS))
     dp = scheme == "dp"
     kw = dict(num_rounds=rounds, local_epochs=local_epochs, batch_size=batch_size, lr=lr,
               clients_per_round=K, upload="update", aggregation="weighted", dropout=dropout,
-              clip="median" if dp else None, clip_mode="update" if dp else None,
+              clip=DP_CLIPS[dp_clip] if dp else None, clip_mode="update" if dp else None,
               eval_train=False, eval_every=eval_every, seed=seed, device=device)
     return engine.FLConfig(**{**kw, **overrides})
 

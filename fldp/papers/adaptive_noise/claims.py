@@ -1,11 +1,13 @@
-"""The adaptive CLT noise chapter's verdict helpers (notebooks ``adaptive_noise/03``-``05`` and
+"""The adaptive CLT noise chapter's verdict and seed helpers (notebooks ``adaptive_noise/03``-``05`` and
 the benchmark): the few lines :mod:`fldp.verdicts` leaves to a chapter.
 
 * :func:`diverged`: a run that diverged, or whose final accuracy is near chance
   (:func:`fldp.verdicts.untrained`), is not a trained model, so a comparison involving it is
   ``inconclusive: diverged`` (:func:`fldp.verdicts.gate_diverged` takes what it returns);
 * :func:`gate_guess`: the label-composition attack's power gate (Sec. 7.3.2): the attack must
-  beat a uniform guess of the label proportions on the unprotected uploads.
+  beat a uniform guess of the label proportions on the unprotected uploads;
+* :func:`finals`, :func:`diverged_seeds`, :func:`curves`, :func:`band`: a setting run over
+  seeds (its final values, which seeds did not train, its curves drawn with divergence marked).
 """
 from __future__ import annotations
 
@@ -55,3 +57,46 @@ def theorem1_law(checks: Mapping[Any, Mapping[str, float]], *, tol: float = 0.03
     return V.holds_if(worst < tol and low > level, why=f"largest variance error {worst:.2%} (tolerance {tol:.0%}), "
                                                       f"smallest normality p-value {low:.3g} (level {level:g})",
                       stats={"worst_var_error": worst, "min_normal_p": low})
+
+
+# -- runs over seeds (notebooks 03 and 04: ``sweep_runs(..., seeds=...)`` gives a list per name) --
+def finals(runs: Sequence[Mapping[str, Any]], key: str = "acc") -> list:
+    """The final value of ``key`` (the last point of a curve, or the number) of each seed's run."""
+    last = lambda v: float(v[-1]) if isinstance(v, (list, tuple, np.ndarray)) else float(v)
+    return [last(r[key]) for r in runs]
+
+
+def diverged_seeds(runs: Sequence[Mapping[str, Any]], *, chance: float = CHANCE) -> Any:
+    """What :func:`fldp.verdicts.gate_diverged` takes for a setting run over seeds: None when
+    every seed trained, else which seeds did not (``"seed 2: round 3"``, ``"seed 0: untrained"``)."""
+    bad = [f"seed {i}: {'round ' if isinstance(d, int) else ''}{d}" for i, d in enumerate(diverged(r, chance=chance) for r in runs)
+           if d is not None]
+    return "; ".join(bad) or None
+
+
+def curves(runs: Sequence[Mapping[str, Any]], key: str = "acc") -> tuple[np.ndarray, np.ndarray]:
+    """(rounds, values[seeds, rounds]) of a setting's curves; a run that stopped early (it
+    diverged) is padded with NaN after its last point."""
+    longest = max(runs, key=lambda r: len(r["rounds"]))["rounds"]
+    out = np.full((len(runs), len(longest)), np.nan)
+    for i, r in enumerate(runs):
+        out[i, :len(r[key])] = r[key]
+    return np.asarray(longest), out
+
+
+def band(ax, runs: Sequence[Mapping[str, Any]], label: str, key: str = "acc", **kw):
+    """Draw a setting's mean curve over seeds with its min-max band; seeds that diverged or
+    ended untrained are said in the label ("2/5 seeds diverged") and marked with an x at their
+    last point, so a collapsed curve is never read as a trained one."""
+    x, y = curves(runs, key)
+    bad = [i for i, r in enumerate(runs) if diverged(r) is not None]
+    if bad:
+        label = f"{label} ({len(bad)}/{len(runs)} seeds diverged or untrained)"
+    with np.errstate(all="ignore"):
+        (line,) = ax.plot(x, np.nanmean(y, 0), label=label, **kw)
+        if len(runs) > 1:
+            ax.fill_between(x, np.nanmin(y, 0), np.nanmax(y, 0), color=line.get_color(), alpha=0.15, lw=0)
+    for i in bad:
+        j = int(np.flatnonzero(np.isfinite(y[i]))[-1])
+        ax.plot(x[j], y[i, j], "x", color=line.get_color(), ms=8, mew=2)
+    return line

@@ -33,7 +33,7 @@ from ...data import FederatedData
 from . import algorithm as alg
 
 #: The settings of a scheme that the notebooks keep beside each run's numbers.
-SCHEME_SETTINGS = ("c", "p", "eps", "dp", "dropout")
+SCHEME_SETTINGS = ("c", "p", "eps", "dp", "dp_clip", "dropout")
 
 
 @lru_cache(maxsize=2)
@@ -46,7 +46,7 @@ def dataset(N: int, alpha: Optional[float], seed: int, subsample: Optional[int] 
 
 
 def _train(*, scheme, N, alpha, seed, subsample, max_test, channels, hidden, padding, K, rounds, local_epochs,
-           batch_size, lr, eval_every, device, c, p, eps, dp, dropout):
+           batch_size, lr, eval_every, device, c, p, eps, dp, dropout, dp_clip="round"):
     """(model, data, scheme settings, :class:`.algorithm.Run`) of one training."""
     if scheme == "ours" and c is None:
         raise ValueError("scheme='ours' needs the noise scale c")
@@ -56,7 +56,7 @@ def _train(*, scheme, N, alpha, seed, subsample, max_test, channels, hidden, pad
     model = models.CNN(channels=tuple(channels), hidden=hidden, padding=padding)
     kw = {"ours": dict(c=c, p=p), "dp": dict(eps=eps, dp=dp)}.get(scheme, {})
     r = alg.run(model, fd, scheme=scheme, rounds=rounds, K=K, local_epochs=local_epochs, batch_size=batch_size,
-                lr=lr, eval_every=eval_every, seed=seed, device=device, dropout=dropout, **kw)
+                lr=lr, eval_every=eval_every, seed=seed, device=device, dropout=dropout, dp_clip=dp_clip, **kw)
     return model, fd, kw, r
 
 
@@ -65,17 +65,19 @@ def utility_run(*, scheme: str, N: int, alpha: Optional[float], K: int, rounds: 
                 channels: Sequence[int] = (32, 64), hidden: Optional[int] = 512, padding: str = "valid",
                 local_epochs: int = alg.EPOCHS, batch_size: int = alg.BATCH, lr: float = alg.LR,
                 eval_every: int = 1, device: str = "cpu", c: Optional[float] = None, p: Optional[float] = 0.0,
-                eps: Optional[float] = None, dp: str = "local", dropout: float = 0.0) -> dict:
+                eps: Optional[float] = None, dp: str = "local", dp_clip: str = "round",
+                dropout: float = 0.0) -> dict:
     """One training of the adaptive CLT noise paper's Secs. 7.1-7.2 (Figs. 5-7, Table 1):
     ``scheme`` 'regular', 'ours' (noise scale ``c``, filter ``p``) or 'dp' (``eps``, noise on
-    the uploads, ``dp="local"``, or on the aggregate, ``"central"``), with client ``dropout``,
+    the uploads, ``dp="local"``, or on the aggregate, ``"central"``; clipping bound S the
+    round's median update norm, ``dp_clip="round"``, or the lagged one, ``"lagged"``), with client ``dropout``,
     on :func:`dataset` with ``models.CNN(channels, hidden, padding=padding)``.  Returns the test
     accuracy ``acc`` at ``rounds``, the uploads' SNR per round (inf for regular FL), the round the
     run diverged in (or None) and, for DP, ``spent``: :func:`.algorithm.dp_spent`."""
     _, _, _, r = _train(scheme=scheme, N=N, alpha=alpha, seed=seed, subsample=subsample, max_test=max_test,
                         channels=channels, hidden=hidden, padding=padding, K=K, rounds=rounds,
                         local_epochs=local_epochs, batch_size=batch_size, lr=lr, eval_every=eval_every,
-                        device=device, c=c, p=p, eps=eps, dp=dp, dropout=dropout)
+                        device=device, c=c, p=p, eps=eps, dp=dp, dropout=dropout, dp_clip=dp_clip)
     h = r.history
     out = {"acc": h.test_acc, "rounds": h.rounds, "snr": r.snr, "diverged_at": h.diverged_at}
     if scheme == "dp":
@@ -84,14 +86,15 @@ def utility_run(*, scheme: str, N: int, alpha: Optional[float], K: int, rounds: 
 
 
 def membership(model, fd: FederatedData, r: alg.Run, *, scheme: str, kw: dict, settings: dict, seed: int,
-               aux_size: int, num_shadows: int, targets: int) -> dict:
+               aux_size: int, num_shadows: int, targets: int, final=None) -> dict:
     """Shokri et al.'s membership attack on the last round's released uploads of run ``r``
     (adaptive CLT noise paper, Sec. 7.3.1): ``num_shadows`` shadows trained as one engine round
     from the same broadcast model through the same noise (a seed of its own, ``seeding.key(seed, "shadow_noise")``) on the first ``aux_size``
     test images; the ``targets`` largest uploaders attacked, members their own data against the
     other test images.  Mean accuracy, F1 and empirical eps; per-class accuracy and F1 (NaN-mean);
     ``attack_guesses``: the guesses the scores rest on (members and non-members over the targets),
-    for :func:`fldp.verdicts.gate_power`."""
+    for :func:`fldp.verdicts.gate_power`.  With ``final`` (the final global model), the same
+    attack also targets it, on the same members and non-members (``attack_acc_global``)."""
     aux, pool = (fd.x_test[:aux_size], fd.y_test[:aux_size]), (fd.x_test[aux_size:], fd.y_test[aux_size:])
     last = r.uploads
     cfg = alg.config(scheme=scheme, **settings, seed=seeding.key(seed, "shadow_noise"))
@@ -101,7 +104,12 @@ def membership(model, fd: FederatedData, r: alg.Run, *, scheme: str, kw: dict, s
     out = [attacks.evaluate_attack(model, att, last["start"] + last["noisy"][j], members=fd.client(int(last["clients"][j])),
                                    nonmembers=pool, seed=seed) for j in order]
     mean = lambda f: float(np.mean([f(o) for o in out]))
-    return {"attack_acc": mean(lambda o: o.accuracy), "attack_f1": mean(lambda o: o.f1), "emp_eps": mean(lambda o: o.empirical_eps),
+    glob = {}
+    if final is not None:
+        res = [attacks.evaluate_attack(model, att, final, members=fd.client(int(last["clients"][j])), nonmembers=pool,
+                                       seed=seed) for j in order]
+        glob = {"attack_acc_global": float(np.mean([o.accuracy for o in res]))}
+    return {**glob, "attack_acc": mean(lambda o: o.accuracy), "attack_f1": mean(lambda o: o.f1), "emp_eps": mean(lambda o: o.empirical_eps),
             "attack_guesses": int(sum(o.num_members + o.num_nonmembers for o in out)),
             "per_class_acc": np.nanmean([o.per_class_accuracy for o in out], 0).tolist(),
             "per_class_f1": np.nanmean([o.per_class_f1 for o in out], 0).tolist()}
@@ -118,7 +126,8 @@ def privacy_run(*, scheme: str, N: int, alpha: Optional[float], K: int, rounds: 
     as :func:`utility_run` (no dropout), then the membership attack on it (:func:`membership`).
     Returns the final test accuracy ``acc``, the ``curve`` at ``rounds``, the SNR per round, the
     round the run diverged in (or None), for DP the whole run's ``eps_run`` (accountant), the
-    attack's scores (NaN, with 0 guesses, when the run diverged: its uploads are not finite) and,
+    attack's scores on the uploads and on the final global model (``attack_acc_global``; NaN,
+    with 0 guesses, when the run diverged: its uploads are not finite) and,
     with ``keep_params``, the final global model ``params`` (a list)."""
     settings = dict(rounds=rounds, K=K, local_epochs=local_epochs, batch_size=batch_size, lr=lr, device=device)
     model, fd, kw, r = _train(scheme=scheme, N=N, alpha=alpha, seed=seed, subsample=subsample, max_test=max_test,
@@ -131,10 +140,10 @@ def privacy_run(*, scheme: str, N: int, alpha: Optional[float], K: int, rounds: 
         out["eps_run"] = alg.dp_spent(h, eps=eps, dp=dp)["run_eps"]
     if h.diverged_at is None:
         out.update(membership(model, fd, r, scheme=scheme, kw=kw, settings=settings, seed=seed, aux_size=aux_size,
-                              num_shadows=num_shadows, targets=targets))
+                              num_shadows=num_shadows, targets=targets, final=h.params))
     else:  # a diverged run is not attacked (its last uploads are not finite): no attack numbers, no guesses
         classes = int(fd.y_test.max()) + 1
-        out.update({"attack_acc": math.nan, "attack_f1": math.nan, "emp_eps": math.nan, "attack_guesses": 0,
+        out.update({"attack_acc": math.nan, "attack_acc_global": math.nan, "attack_f1": math.nan, "emp_eps": math.nan, "attack_guesses": 0,
                     "per_class_acc": [math.nan] * classes, "per_class_f1": [math.nan] * classes})
     if keep_params:
         out["params"] = h.params.cpu().tolist()
@@ -147,14 +156,20 @@ def full_config(fn: Callable, **config) -> dict:
 
 
 def sweep_runs(fn: Callable, specs: Mapping[str, Mapping[str, Any]], *, store: Optional[S.RunStore],
-               timed: bool = False, **common) -> dict:
+               timed: bool = False, seeds: Optional[Sequence[int]] = None, **common) -> dict:
     """Runs of ``fn`` (:func:`utility_run` or :func:`privacy_run`) by name: ``specs`` maps each
     name to its own settings (scheme, c, p, eps, ...), ``common`` holds the rest; all of them go
     through ONE :func:`fldp.sweep.run_all` call on ``store`` (so a parallel backend runs them side
     by side; ``store=None``: plain calls, nothing stored).  Each run's result gets its
     scheme settings beside it; ``timed=True`` adds ``wall_s``, the seconds the run took when it
-    ran (read from its store record when it is read back, so a re-execution shows the same)."""
-    configs = [full_config(fn, **common, **spec) for spec in specs.values()]
+    ran (read from its store record when it is read back, so a re-execution shows the same).
+    ``seeds``: every spec runs once per seed (one sweep for all) and each name maps to the
+    list of its runs, in seed order."""
+    if seeds is not None:
+        flat = {(name, s): {**spec, "seed": int(s)} for name, spec in specs.items() for s in seeds}
+        out = sweep_runs(fn, flat, store=store, timed=timed, **common)
+        return {name: [out[(name, s)] for s in seeds] for name in specs}
+    configs = [full_config(fn, **{**common, **spec}) for spec in specs.values()]
     if store is None:
         results, seconds = [], []
         for cfg in configs:

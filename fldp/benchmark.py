@@ -560,8 +560,12 @@ def accuracy_figure(runs: dict, *, tasks, eps_list, adaptive_audit: Optional[dic
                     label=f"adaptive noise (c = {c:g}): no eps")
         ax.plot([x_ad], [ceil.mean()], "_", color="C3", ms=18, mew=2, label="adaptive: ceiling (no noise)")
         ax.axvline(np.sqrt(max(eps_list) * x_ad), color="0.5", lw=1, ls=":")
-        where = ("no finite eps" if adaptive_audit is None else
-                 f"no finite eps\n(audit: >= {adaptive_audit['audit eps (lower)']:.1f}\nper upload, = its resolution)")
+        if adaptive_audit is None:
+            where = "no finite eps"
+        else:
+            lo, res = float(adaptive_audit["audit eps (lower)"]), float(adaptive_audit["audit resolution"])
+            where = (f"no finite eps\n(01_audit: >= {lo:.1f} per upload,\n" +
+                     ("its resolution)" if lo >= res * (1 - 1e-9) else f"resolution {res:.1f})"))
         ax.set(xscale="log", xlabel=f"true whole-run eps per client (delta = {delta:g})", ylabel="final test accuracy", title=t,
                xticks=list(eps_list) + [x_ad], xticklabels=[f"{e:g}" for e in eps_list] + [where])
         ax.xaxis.set_minor_formatter(plt.NullFormatter()); ax.tick_params(axis="x", labelsize=7); ax.grid(alpha=0.3)

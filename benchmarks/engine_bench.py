@@ -24,6 +24,10 @@ per sample, ``clip_grad_norm_``, average, step) and opacus (``GradSampleModule``
 Timings are the minimum over ``--repeats`` samples (the contenders interleaved), each
 sample averaging enough rounds to last ~0.1 s; the machine is shared, so the load average
 and the Linux CPU pressure are printed with the results.
+
+Everything is measured in one process on the package this script imports; to compare with an
+older commit, run this same script against that commit's package (a ``git worktree`` put on
+``PYTHONPATH``), as benchmarks/README.md describes.
 """
 from __future__ import annotations
 
@@ -31,9 +35,6 @@ import argparse
 import math
 import os
 import platform
-import subprocess
-import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
@@ -454,62 +455,13 @@ def sweep_study(rg: Regime, repeats: int, runs: int = 4) -> dict:
     return {"runs": runs, "rows": runs * len(engine.select_clients(cfg, data.num_clients, 1)), **best}
 
 
-OLD_ENGINE = "0d9147f"  # the engine before the rewrite: padded client storage, no size grouping
-
-
-def _old_package():
-    """Import the pre-rewrite package as ``fldp_old`` (``git archive``, read-only, into a temp dir)."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    dest = tempfile.mkdtemp(prefix="fldp_old_")
-    tar = subprocess.run(["git", "-C", root, "archive", OLD_ENGINE, "fldp"], check=True, capture_output=True).stdout
-    subprocess.run(["tar", "-x", "-C", dest], input=tar, check=True)
-    os.rename(os.path.join(dest, "fldp"), os.path.join(dest, "fldp_old"))
-    os.environ.setdefault("FLDP_DATA_DIR", str(fdata.data_dir()))
-    os.environ.setdefault("FLDP_CACHE_DIR", str(fdata.cache_dir()))
-    sys.path.insert(0, dest)
-    import fldp_old.data
-    import fldp_old.engine
-    import fldp_old.models
-    return fldp_old
-
-
-def padding_study(repeats: int, model_name: str = "logreg") -> dict:
-    """MNIST, N=100, Dirichlet(0.1) seed 0, one local epoch of batch 50, all clients, no
-    noise: one round of today's engine (``round_step``: flat storage, clients grouped by
-    size) against the pre-rewrite engine (``local_train`` + ``aggregate`` of commit
-    OLD_ENGINE: every client padded to n_max rows and trained for n_max / 50 steps)."""
-    old = _old_package()
-    d = fdata.federated_dataset("mnist", 100, "dirichlet", seed=0, alpha=0.1)
-    od = old.data.federated_dataset("mnist", 100, "dirichlet", seed=0, alpha=0.1)
-    assert torch.equal(od.counts, d.counts)
-    model, omodel = models.make_model(model_name), old.models.make_model(model_name)
-    kw = dict(num_rounds=1, local_epochs=1, batch_size=50, lr=0.05, seed=0)
-    cfg, ocfg = engine.FLConfig(**kw), old.engine.FLConfig(**kw)
-    w = model.init(engine.generator(0, "init"))
-    sel = torch.arange(100)
-
-    def new(t):
-        return engine.round_step(model, d, cfg, engine.State(t - 1, w))[0].params
-
-    def before(t):
-        up = old.engine.local_train(omodel, w, od, sel, ocfg, t)
-        return old.engine.aggregate(up, sel, od, ocfg.aggregation, len(sel))
-
-    diff = float((new(1) - before(1)).abs().max())
-    best = best_times({"after": new, "before": before}, repeats)
-    n_max = int(d.counts.max())
-    return {"model": model_name, "n_max": n_max, "rows": int(d.counts.sum()), "diff": diff,
-            "steps_before": -(-n_max // 50), "mem_after": d.x_train.nbytes,
-            "mem_padded": 100 * n_max * 784 * 4, "mem_old_actual": od.x.nbytes, **best}
-
-
 # -- main --------------------------------------------------------------------------------------------
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeats", type=int, default=5, help="timing samples per measurement (min is kept)")
     ap.add_argument("--regime", choices=["1", "2", "3", "4", "all"], default="all")
     ap.add_argument("--no-studies", action="store_true",
-                    help="skip the padding, client_chunk and sweep studies")
+                    help="skip the client_chunk and sweep studies")
     ap.add_argument("--threads", type=int, default=None,
                     help="torch threads (default: torch's choice; 1 is steadier on a busy machine)")
     args = ap.parse_args(argv)
@@ -547,13 +499,6 @@ def main(argv=None) -> None:
               f"[{rg.flop_formula}]; |engine - naive| = {r['diff']:.1e} (< {TOL}, "
               f"also with a binding clip {rg.tight_clip}){extra}")
     if not args.no_studies:
-        ps = padding_study(max(2, min(args.repeats, 3)))
-        print(f"# padding (MNIST N=100 Dirichlet(0.1) seed 0, {ps['model']}, 1 epoch b=50, all clients; "
-              f"n_max {ps['n_max']}, {ps['rows']} rows): before ({OLD_ENGINE}, padded) {ps['before']:.3f} s, "
-              f"after {ps['after']:.3f} s, {ps['before'] / ps['after']:.1f}x; client data "
-              f"{ps['mem_padded'] / 2**20:.0f} MiB padded (old x {ps['mem_old_actual'] / 2**20:.0f} MiB) -> "
-              f"{ps['mem_after'] / 2**20:.0f} MiB flat, {ps['mem_padded'] / ps['mem_after']:.1f}x; "
-              f"|after - before| = {ps['diff']:.1e}; {load()}", flush=True)
         if "3" in wanted:
             cs = chunk_study(regimes["3"], max(2, min(args.repeats, 3)), roof)
             default = engine.client_chunk(regimes["3"].model)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 import random
-import time
 from types import SimpleNamespace
 
 import dp_accounting
@@ -180,16 +179,15 @@ def test_no_noise_gives_inf():
     assert A.epsilon(dp_accounting.NoOpDpEvent(), delta=DELTA, accountant="rdp") == 0.0
 
 
-def test_spent_100_clients_1000_rounds_is_fast():
+def test_spent_100_clients_1000_rounds():
+    """The realised spend of a long run (how fast: benchmarks/accounting_bench.py, not a timed test)."""
     rng = random.Random(0)
     g, d = A.gaussian(noise_multiplier=1.0), A.gaussian(noise_multiplier=20.0)
     recs = []
     for t in range(1, 1001):
         clients = tuple(rng.sample(range(100), 10))
         recs.append(A.PrivacyRecord(round=t, clients=clients, uplink=(g,) * 10, downlink=d))
-    start = time.perf_counter()
     s = A.spent(recs, delta=DELTA, clients=range(100))
-    assert time.perf_counter() - start < 3.0  # measured 0.02 s
     worst = s.worst_client
     z_eff = (s.uploads[worst] + 1000 / 400) ** -0.5
     assert s.eps == pytest.approx(m.gaussian_eps(z_eff, DELTA, 1.0), rel=1e-12)

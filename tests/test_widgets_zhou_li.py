@@ -1,6 +1,7 @@
 """The FedSGD-DPC (Zhou et al.) and secure-FedAvg (Li, Chang & Chi) explorers in plain Python:
 every control's corners give no internal error, displayed numbers equal the theory modules'
-values computed here, out-of-range inputs give a message naming the parameter, updates are fast."""
+values computed here, out-of-range inputs give a message naming the parameter, updates recompute and record their time
+(how fast: benchmarks/widget_bench.py, not a timed test)."""
 from __future__ import annotations
 
 import html

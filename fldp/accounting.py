@@ -444,7 +444,7 @@ def epsilon(event: Optional[DpEvent], *, delta: float, accountant: str = "pld",
     if isinstance(simple, NoOpDpEvent):
         return 0.0
     if accountant == "pld" and isinstance(simple, GaussianDpEvent):
-        return mechanisms.gaussian_eps(simple.noise_multiplier, delta, 1.0)
+        return mechanisms.gaussian_eps(sigma=simple.noise_multiplier, delta=delta, sensitivity=1.0)
     with _quiet_rdp_orders():
         return float(_new_accountant(accountant, relation).compose(simple).get_epsilon(delta))
 
@@ -464,7 +464,7 @@ def delta_for(event: Optional[DpEvent], *, eps: float, accountant: str = "pld",
     if isinstance(simple, NoOpDpEvent):
         return 0.0
     if accountant == "pld" and isinstance(simple, GaussianDpEvent):
-        return mechanisms.gaussian_delta(eps, simple.noise_multiplier, 1.0)
+        return mechanisms.gaussian_delta(eps=eps, sigma=simple.noise_multiplier, sensitivity=1.0)
     with _quiet_rdp_orders():
         return float(_new_accountant(accountant, relation).compose(simple).get_delta(eps))
 

@@ -98,7 +98,7 @@ def gdp_eps(*, mu: float, delta: float) -> float:
         return math.inf
     if math.isinf(1.0 / mu):  # a subnormal mu: sigma = 1/mu overflows, and its eps is 0
         return 0.0
-    return mechanisms.gaussian_eps(1.0 / mu, delta, 1.0)
+    return mechanisms.gaussian_eps(sigma=1.0 / mu, delta=delta, sensitivity=1.0)
 
 
 def max_certifiable_eps(n: int, *, alpha: float, delta: float) -> float:
@@ -184,10 +184,14 @@ def simulate(*, noise: str, scale: float, sensitivity: float, rounds: int, trial
     rounds, trials = validate.integer("rounds", rounds, 1), validate.integer("trials", trials, 4)
     q = validate.probability("sampling_prob", sampling_prob)
     g = seeding.torch_generator(validate.integer("seed", seed, 0), "audit_releases")
-    sample = mechanisms.gaussian_noise if noise == "gaussian" else mechanisms.laplace_noise
-    x_out = sample((trials, rounds), scale, g, dtype=torch.float64)
+    def sample(shape):
+        if noise == "gaussian":
+            return mechanisms.gaussian_noise(shape, sigma=scale, generator=g, dtype=torch.float64)
+        return mechanisms.laplace_noise(shape, scale=scale, generator=g, dtype=torch.float64)
+
+    x_out = sample((trials, rounds))
     present = (torch.rand(trials, rounds, generator=g, dtype=torch.float64) < q).double()
-    x_in = sample((trials, rounds), scale, g, dtype=torch.float64) + s * present
+    x_in = sample((trials, rounds)) + s * present
 
     def llr(x):
         if noise == "gaussian":

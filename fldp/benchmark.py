@@ -233,7 +233,7 @@ def audit_adaptive(*, trials: int, c: float = 15.0, p: Optional[float] = 0.0, dp
         cfg = engine.with_config(cfg, clients_per_round=None)
         res = audit.audit_uploads(_toy_model(), out_client, in_client, cfg, uplink=hook, trials=trials, delta=an.DELTA,
                                   alpha=alpha, seed=seed)
-        upper = (mechanisms.gaussian_eps(an.dp_noise_multiplier(eps=dp_eps), an.DELTA, 1.0) if scheme == "dp"
+        upper = (mechanisms.gaussian_eps(sigma=an.dp_noise_multiplier(eps=dp_eps), delta=an.DELTA, sensitivity=1.0) if scheme == "dp"
                  else float("inf"))
         rows.append(_row(res, scheme=name, setting="one upload, end to end (engine)", claim=claim, claim_eps=eps,
                          delta=an.DELTA, upper=upper, how="engine", trials=trials, judged=scheme == "dp"))
@@ -260,7 +260,7 @@ def controls(*, trials: int, engine_trials: int, alpha: float = 0.05, seed: int 
                                   delta=1e-5, alpha=alpha, seed=seed)
         rows.append({"control": name, "claimed eps": claimed, "audit eps (lower)": r.eps_lower, "broken": q == 1.0})
     out_client, in_client = _toy_client(seed)
-    sigma = mechanisms.analytic_gaussian_sigma(2.0, 1e-5, 2.0)  # one upload, models clipped to norm 1: sensitivity 2
+    sigma = mechanisms.analytic_gaussian_sigma(eps=2.0, delta=1e-5, sensitivity=2.0)  # one upload, models clipped to norm 1: sensitivity 2
     for name, clip in (("one upload clipped to norm 1, calibrated to eps 2 (engine)", 1.0), ("... clipping skipped", None)):
         cfg = engine.FLConfig(num_rounds=1, clip=clip, clip_mode="params" if clip else None, **TOY_TRAINING)
         r = audit.audit_uploads(_toy_model(), out_client, in_client, cfg,

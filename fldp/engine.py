@@ -352,7 +352,7 @@ def batch_schedule(counts: torch.Tensor, config: FLConfig, generators):
 
 
 def clip_rows(x: torch.Tensor, bound: float, norm: str = "l2") -> torch.Tensor:
-    return mechanisms.clip_l2(x, bound) if norm == "l2" else mechanisms.clip_l1(x, bound)
+    return mechanisms.clip_l2(x, bound=bound) if norm == "l2" else mechanisms.clip_l1(x, bound=bound)
 
 
 def gradient(model: Model, params: torch.Tensor, xb: torch.Tensor, yb: torch.Tensor,
@@ -682,8 +682,10 @@ class NoiseUplink:
 
     def __call__(self, ctx: RoundContext, x: torch.Tensor) -> torch.Tensor:
         s = _scale(self.scale, ctx, len(x), x.device)
-        draw = mechanisms.gaussian_noise if self.kind == "gaussian" else mechanisms.laplace_noise
-        noise = torch.stack([draw(x.shape[1:], 1.0, g, dtype=x.dtype) for g in ctx.generators("uplink")])
+        draw, unit = ((mechanisms.gaussian_noise, {"sigma": 1.0}) if self.kind == "gaussian"
+                      else (mechanisms.laplace_noise, {"scale": 1.0}))
+        noise = torch.stack([draw(x.shape[1:], **unit, generator=g, dtype=x.dtype)
+                             for g in ctx.generators("uplink")])
         return x + s[:, None].to(x.dtype) * noise
 
     def event(self, ctx: RoundContext):
@@ -712,7 +714,7 @@ class GaussianDownlink:
 
     def __call__(self, ctx: RoundContext, w: torch.Tensor) -> torch.Tensor:
         s = float(_scale(self.sigma, ctx, 1, "cpu")[0])
-        return w + mechanisms.gaussian_noise(w.shape, s, ctx.generator("downlink"), dtype=w.dtype)
+        return w + mechanisms.gaussian_noise(w.shape, sigma=s, generator=ctx.generator("downlink"), dtype=w.dtype)
 
     def event(self, ctx: RoundContext):
         if self.sensitivity is None:

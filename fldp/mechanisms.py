@@ -1,7 +1,7 @@
 """Generic noise mechanisms, their calibration, clipping and accounting: pure functions.
 
-Only what every paper shares lives here (the Gaussian and Laplace mechanisms, clipping,
-seeded samplers, dp_accounting wrappers).  A paper's own calibrations live with its other
+Only what every paper shares lives here (the Gaussian and Laplace mechanisms, their
+calibrations, the exact Gaussian privacy profile, clipping, seeded samplers).  A paper's own calibrations live with its other
 formulas in ``fldp/papers/<paper>/theory.py``: Wei et al. 2020 in
 :mod:`fldp.papers.wei2020.theory`, Zhou et al. (Theorems 1-2) in :mod:`fldp.papers.zhou.theory`,
 Li, Chang & Chi (amplification, eq. (9)) in :mod:`fldp.papers.li2021.theory`.
@@ -26,8 +26,10 @@ values for a given ``shape`` whatever ``sigma``/``scale`` is, so switching the n
 
 Clipping returns just the clipped tensor; :func:`row_norms` gives the norms separately.
 
-Accounting next to the papers' formulas uses Google's maintained ``dp_accounting``
-library (RDP and PLD accountants, ``calibrate_dp_mechanism``).
+Every argument is keyword-only (the data a function acts on, ``x`` or ``shape``, excepted), so
+``gaussian_eps(sigma=..., delta=..., sensitivity=...)`` cannot be called with its numbers in
+another function's order.  Composition over rounds, sampling and calibration by an accountant
+are not here: :mod:`fldp.accounting` is the one path from releases to (eps, delta).
 """
 from __future__ import annotations
 
@@ -56,8 +58,6 @@ __all__ = [
     "row_norms",
     "clip_l2",
     "clip_l1",
-    "dp_accounting_epsilon",
-    "dp_accounting_noise_multiplier",
 ]
 
 
@@ -65,7 +65,7 @@ __all__ = [
 # Classic Gaussian mechanism
 # --------------------------------------------------------------------------------------
 
-def classic_gaussian_c(delta: float) -> float:
+def classic_gaussian_c(*, delta: float) -> float:
     """Constant of the classic Gaussian mechanism, ``c = sqrt(2 ln(1.25/delta))``.
 
     Source: Dwork & Roth, "The Algorithmic Foundations of Differential Privacy" (2014),
@@ -77,7 +77,7 @@ def classic_gaussian_c(delta: float) -> float:
     return math.sqrt(2.0 * math.log(1.25 / delta))
 
 
-def classic_gaussian_valid(eps: float) -> bool:
+def classic_gaussian_valid(*, eps: float) -> bool:
     """Whether the classic bound's proof covers ``eps``: True iff ``eps < 1``.
 
     Dwork & Roth 2014 Thm A.1 and Wei et al. 2020 Sec. II-C state the bound for
@@ -87,7 +87,7 @@ def classic_gaussian_valid(eps: float) -> bool:
     return eps < 1.0
 
 
-def classic_gaussian_sigma(eps: float, delta: float, sensitivity: float) -> float:
+def classic_gaussian_sigma(*, eps: float, delta: float, sensitivity: float) -> float:
     """Classic Gaussian noise std ``sigma = c * sensitivity / eps``, ``c`` as above.
 
     Source: Dwork & Roth 2014, Thm A.1; Wei et al. 2020, Sec. II-C (``sigma >= c Ds/eps``)
@@ -102,7 +102,7 @@ def classic_gaussian_sigma(eps: float, delta: float, sensitivity: float) -> floa
     """
     eps = validate.positive("eps", eps)
     sensitivity = validate.positive("sensitivity", sensitivity)
-    return classic_gaussian_c(delta) * sensitivity / eps
+    return classic_gaussian_c(delta=delta) * sensitivity / eps
 
 
 # --------------------------------------------------------------------------------------
@@ -145,7 +145,7 @@ def _check_array(name: str, value, check) -> np.ndarray:
     return validate.array(name, value, lambda _, x: check(name, x))
 
 
-def gaussian_delta(eps: ArrayLike, sigma: ArrayLike, sensitivity: float) -> ArrayLike:
+def gaussian_delta(*, eps: ArrayLike, sigma: ArrayLike, sensitivity: float) -> ArrayLike:
     """Exact privacy profile of the Gaussian mechanism: the smallest delta for (eps, delta)-DP.
 
     Source: Balle & Wang, "Improving the Gaussian Mechanism for Differential Privacy:
@@ -167,10 +167,9 @@ def gaussian_delta(eps: ArrayLike, sigma: ArrayLike, sensitivity: float) -> Arra
     return float(out) if scalar else out
 
 
-def analytic_gaussian_sigma(
-    eps: float, delta: float, sensitivity: float, tol: float = 1e-12
-) -> float:
-    """Smallest sigma with ``gaussian_delta(eps, sigma, sensitivity) <= delta``.
+def analytic_gaussian_sigma(*, eps: float, delta: float, sensitivity: float,
+                            tol: float = 1e-12) -> float:
+    """Smallest sigma with ``gaussian_delta(eps=eps, sigma=sigma, sensitivity=sensitivity) <= delta``.
 
     Source: Balle & Wang 2018 (ICML), Thm 8 (exact profile) and their Sec. 4 "analytic
     Gaussian mechanism" (calibration by numerically inverting the profile); the same
@@ -203,13 +202,13 @@ def analytic_gaussian_sigma(
     return sigma
 
 
-def gaussian_eps(sigma: float, delta: float, sensitivity: float, tol: float = 1e-12) -> float:
+def gaussian_eps(*, delta: float, sigma: float, sensitivity: float, tol: float = 1e-12) -> float:
     """Smallest eps for which the Gaussian mechanism with std ``sigma`` is (eps, delta)-DP.
 
     Source: Balle & Wang 2018 (ICML), Thm 8, inverted in eps (the profile decreases
     monotonically in eps); the same inversion as ``dp_accounting.get_epsilon_gaussian``.
     Returns 0.0 if ``delta(0) <= delta`` already.  The result is nudged upward (if needed)
-    so that ``gaussian_delta(result, sigma, sensitivity) <= delta`` always holds.
+    so that ``gaussian_delta(eps=result, sigma=sigma, sensitivity=sensitivity) <= delta`` always holds.
     """
     sigma = validate.positive("sigma", sigma)
     delta = validate.open_unit("delta", delta)
@@ -236,7 +235,7 @@ def gaussian_eps(sigma: float, delta: float, sensitivity: float, tol: float = 1e
 # Laplace mechanism
 # --------------------------------------------------------------------------------------
 
-def laplace_scale(eps: float, sensitivity: float) -> float:
+def laplace_scale(*, eps: float, sensitivity: float) -> float:
     """Laplace scale ``b = sensitivity / eps`` for (eps, 0)-DP with l1 sensitivity.
 
     Source: Dwork & Roth 2014, Def. 3.3 / Thm 3.6 (Laplace mechanism).
@@ -288,9 +287,8 @@ def _shape(shape) -> tuple:
     return shape
 
 
-def gaussian_noise(
-    shape: Sequence[int], sigma: Scale, generator: torch.Generator, dtype=torch.float32
-) -> torch.Tensor:
+def gaussian_noise(shape: Sequence[int], *, sigma: Scale, generator: torch.Generator,
+                   dtype=torch.float32) -> torch.Tensor:
     """Draw ``N(0, sigma^2)`` noise of ``shape`` from ``generator`` (on its device).
 
     ``sigma`` is a float, or a 1-D tensor of per-row stds broadcast over the leading dim
@@ -308,9 +306,8 @@ def gaussian_noise(
     return torch.where(scale == 0, torch.zeros((), dtype=dtype, device=z.device), z * scale)
 
 
-def laplace_noise(
-    shape: Sequence[int], scale: Scale, generator: torch.Generator, dtype=torch.float32
-) -> torch.Tensor:
+def laplace_noise(shape: Sequence[int], *, scale: Scale, generator: torch.Generator,
+                  dtype=torch.float32) -> torch.Tensor:
     """Draw ``Lap(0, scale)`` noise of ``shape`` from ``generator`` by the inverse CDF.
 
     ``x = -scale * sign(u) * log(1 - 2|u|)`` with ``u`` uniform on (-1/2, 1/2), drawn as
@@ -337,7 +334,7 @@ def laplace_noise(
 # Clipping
 # --------------------------------------------------------------------------------------
 
-def row_norms(x: torch.Tensor, ord: int = 2) -> torch.Tensor:
+def row_norms(x: torch.Tensor, *, ord: int = 2) -> torch.Tensor:
     """l1 or l2 norm of each row (everything after the leading dim); a 0-d tensor for 1-D x."""
     validate.choice("ord", ord, (1, 2))
     if x.ndim == 0:
@@ -349,14 +346,14 @@ def row_norms(x: torch.Tensor, ord: int = 2) -> torch.Tensor:
 
 def _clip(x: torch.Tensor, bound: float, ord: int) -> torch.Tensor:
     bound = validate.positive("bound", bound)
-    norms = row_norms(x, ord)
+    norms = row_norms(x, ord=ord)
     factor = torch.clamp(norms / bound, min=1.0)
     if x.ndim > 1:
         factor = factor.reshape((-1,) + (1,) * (x.ndim - 1))
     return x / factor
 
 
-def clip_l2(x: torch.Tensor, bound: float) -> torch.Tensor:
+def clip_l2(x: torch.Tensor, *, bound: float) -> torch.Tensor:
     """Row-wise ``x / max(1, ||x||_2 / bound)``: rows longer than ``bound`` scaled onto it.
 
     ``x`` is ``[K, D]`` (or ``[K, ...]``: each leading-dim slice is one row) or 1-D (one
@@ -367,103 +364,10 @@ def clip_l2(x: torch.Tensor, bound: float) -> torch.Tensor:
     return _clip(x, bound, 2)
 
 
-def clip_l1(x: torch.Tensor, bound: float) -> torch.Tensor:
+def clip_l1(x: torch.Tensor, *, bound: float) -> torch.Tensor:
     """Row-wise ``x / max(1, ||x||_1 / bound)``, as :func:`clip_l2` with the l1 norm.
 
     Source: Zhou et al., Assumption 1 and Sec. VII (l1 clip ``xi_1`` = 300 / 200 for the
     Laplace mechanism, whose sensitivity is in l1).
     """
     return _clip(x, bound, 1)
-
-
-# --------------------------------------------------------------------------------------
-# Accounting with dp_accounting (Google's maintained library)
-# --------------------------------------------------------------------------------------
-
-_ACCOUNTANTS = ("rdp", "pld")
-
-
-def _dp_event(noise_multiplier: float, steps: int, sampling_prob: float):
-    import dp_accounting
-
-    event = dp_accounting.GaussianDpEvent(noise_multiplier)
-    if sampling_prob < 1.0:
-        event = dp_accounting.PoissonSampledDpEvent(sampling_prob, event)
-    return dp_accounting.SelfComposedDpEvent(event, steps)
-
-
-def _make_accountant(accountant: str):
-    import dp_accounting
-
-    if accountant == "rdp":
-        return dp_accounting.rdp.RdpAccountant()
-    return dp_accounting.pld.PLDAccountant()
-
-
-def _check_sampling_prob(sampling_prob: float) -> float:
-    sampling_prob = validate.probability("sampling_prob", sampling_prob)
-    if sampling_prob == 0.0:
-        validate.positive("sampling_prob", sampling_prob)
-    return sampling_prob
-
-
-def dp_accounting_epsilon(
-    noise_multiplier: float,
-    steps: int,
-    delta: float,
-    sampling_prob: float = 1.0,
-    accountant: str = "rdp",
-) -> float:
-    """Epsilon of ``steps`` Gaussian steps (std = noise_multiplier x sensitivity) at ``delta``.
-
-    Each step is ``GaussianDpEvent(noise_multiplier)``, wrapped in
-    ``PoissonSampledDpEvent(sampling_prob, .)`` when ``sampling_prob < 1``, composed
-    ``steps`` times (``SelfComposedDpEvent``), then read from dp_accounting's
-    ``RdpAccountant`` (Mironov 2017; Mironov, Talwar & Zhang 2019 for the sampled
-    Gaussian) or ``PLDAccountant`` (privacy loss distributions, tighter).  Neighbouring
-    relation: add/remove one record (dp_accounting's default).
-    Source: Abadi et al. 2016 (moments accountant), the accounting behind Zhou et al.
-    Theorem 2.
-    """
-    noise_multiplier = validate.positive("noise_multiplier", noise_multiplier)
-    steps = validate.integer("steps", steps, 1)
-    delta = validate.open_unit("delta", delta)
-    sampling_prob = _check_sampling_prob(sampling_prob)
-    validate.choice("accountant", accountant, _ACCOUNTANTS)
-    acc = _make_accountant(accountant)
-    acc.compose(_dp_event(noise_multiplier, steps, sampling_prob))
-    return float(acc.get_epsilon(delta))
-
-
-def dp_accounting_noise_multiplier(
-    target_eps: float,
-    delta: float,
-    steps: int,
-    sampling_prob: float = 1.0,
-    accountant: str = "rdp",
-    tol: float = 1e-6,
-) -> float:
-    """Smallest noise multiplier whose accounted epsilon is <= ``target_eps`` at ``delta``.
-
-    One generic inversion, ``dp_accounting.calibrate_dp_mechanism`` (Brent's method, then
-    a check that the returned multiplier does not exceed the budget), over the same event
-    as :func:`dp_accounting_epsilon`; the result is within ``tol`` of the optimum.
-    """
-    import dp_accounting
-
-    target_eps = validate.positive("target_eps", target_eps)
-    delta = validate.open_unit("delta", delta)
-    steps = validate.integer("steps", steps, 1)
-    sampling_prob = _check_sampling_prob(sampling_prob)
-    validate.choice("accountant", accountant, _ACCOUNTANTS)
-    tol = validate.positive("tol", tol)
-    return float(
-        dp_accounting.calibrate_dp_mechanism(
-            lambda: _make_accountant(accountant),
-            lambda nm: _dp_event(nm, steps, sampling_prob),
-            target_eps,
-            delta,
-            bracket_interval=dp_accounting.LowerEndpointAndGuess(1e-3, 1.0),
-            tol=tol,
-        )
-    )

@@ -123,7 +123,7 @@ def pair_uploads(model: Model, start: torch.Tensor, x: torch.Tensor, y: torch.Te
         w_d = engine.local_train(model, start, data_d, ids, config)
         w_p = engine.local_train(model, start, data_p, ids, config)
         if clip is not None:
-            w_d, w_p = mechanisms.clip_l2(w_d, clip), mechanisms.clip_l2(w_p, clip)
+            w_d, w_p = mechanisms.clip_l2(w_d, bound=clip), mechanisms.clip_l2(w_p, bound=clip)
         out_d.append(w_d)
         out_p.append(w_p)
     return torch.cat(out_d), torch.cat(out_p)

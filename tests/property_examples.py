@@ -89,7 +89,7 @@ def _audit_uploads_case():
     x = torch.randn(8, 5, generator=g)
     y = (x[:, 0] > 0).long()
     canary = (torch.cat([x, 30 * torch.ones(1, 5)]), torch.cat([y, torch.tensor([0])]))
-    sigma = mechanisms.analytic_gaussian_sigma(2.0, 1e-5, 2.0)
+    sigma = mechanisms.analytic_gaussian_sigma(eps=2.0, delta=1e-5, sensitivity=2.0)
     cfg = engine.FLConfig(num_rounds=1, local_epochs=1, batch_size=4, lr=0.5, clip=1.0, clip_mode="params")
     return dict(model=Fresh(lambda: models.MultinomialLogReg(in_features=5, num_classes=2)),
                 client_out=(x, y), client_in=canary, config=cfg,
@@ -136,10 +136,6 @@ def examples() -> dict:
         M + "row_norms": dict(x=x, ord=2),
         M + "clip_l2": dict(x=x, bound=1.0),
         M + "clip_l1": dict(x=x, bound=1.0),
-        M + "dp_accounting_epsilon": dict(noise_multiplier=1.0, steps=10, delta=1e-5, sampling_prob=1.0,
-                                          accountant="rdp"),
-        M + "dp_accounting_noise_multiplier": dict(target_eps=2.0, delta=1e-5, steps=10, sampling_prob=1.0,
-                                                   accountant="rdp", tol=1e-6),
         # fldp.accounting
         A + "gaussian": dict(noise_multiplier=1.0),
         A + "laplace": dict(noise_multiplier=1.0),

@@ -30,7 +30,7 @@ def exact_gaussian_delta(eps: float, z: float) -> float:
 
 @pytest.mark.parametrize("z", [0.8, 2.0])
 def test_one_gaussian_pld_is_the_exact_profile_and_rdp_is_larger(z):
-    exact = m.gaussian_eps(z, DELTA, 1.0)
+    exact = m.gaussian_eps(sigma=z, delta=DELTA, sensitivity=1.0)
     assert exact_gaussian_delta(exact, z) == pytest.approx(DELTA, rel=1e-8)
     # dp_accounting's PLD accountant itself (discretised) agrees with the exact profile ...
     raw_pld = PLDAccountant().compose(dp_accounting.GaussianDpEvent(z)).get_epsilon(DELTA)
@@ -47,7 +47,7 @@ def test_one_gaussian_pld_is_the_exact_profile_and_rdp_is_larger(z):
 
 def test_k_gaussians_compose_to_one_with_multiplier_z_over_sqrt_k():
     k, z = 25, 5.0  # z / sqrt(k) = 1
-    exact = m.gaussian_eps(1.0, DELTA, 1.0)  # 4.377178
+    exact = m.gaussian_eps(sigma=1.0, delta=DELTA, sensitivity=1.0)  # 4.377178
     assert exact == pytest.approx(4.377178, abs=1e-6)
     unrolled = A.composed([A.gaussian(noise_multiplier=z)] * k)
     assert A.epsilon(unrolled, delta=DELTA) == pytest.approx(exact, rel=1e-9)
@@ -151,7 +151,7 @@ def test_spent_per_client_on_hand_made_records():
         assert s.per_client[c] == A.epsilon(direct, delta=DELTA)
         z_eff = (n / 4 + 6 / 100) ** -0.5
         assert exact_gaussian_delta(s.per_client[c], z_eff) == pytest.approx(DELTA, rel=1e-6)
-    assert s.per_client[2] == pytest.approx(m.gaussian_eps(10 / math.sqrt(6), DELTA, 1.0))
+    assert s.per_client[2] == pytest.approx(m.gaussian_eps(sigma=10 / math.sqrt(6), delta=DELTA, sensitivity=1.0))
     # the client events are data: runs of identical events are SelfComposedDpEvents
     assert A.client_event(recs, 2) == dp_accounting.SelfComposedDpEvent(g10, 6)
     ev0 = A.client_event(recs, 0)
@@ -172,7 +172,7 @@ def test_no_noise_gives_inf():
     recs = [A.PrivacyRecord(round=1, clients=(0, 1), uplink=(g, None), downlink=None),
             A.PrivacyRecord(round=2, clients=(2,), uplink=None, downlink=None)]
     s = A.spent(recs, delta=DELTA)
-    assert s.per_client == {0: m.gaussian_eps(1.0, DELTA, 1.0), 1: math.inf, 2: math.inf}
+    assert s.per_client == {0: m.gaussian_eps(sigma=1.0, delta=DELTA, sensitivity=1.0), 1: math.inf, 2: math.inf}
     assert s.eps == math.inf and s.worst_client == 1
     assert A.epsilon(None, delta=DELTA) == math.inf
     assert A.delta_for(dp_accounting.NonPrivateDpEvent(), eps=5.0, accountant="rdp") == 1.0
@@ -190,7 +190,7 @@ def test_spent_100_clients_1000_rounds():
     s = A.spent(recs, delta=DELTA, clients=range(100))
     worst = s.worst_client
     z_eff = (s.uploads[worst] + 1000 / 400) ** -0.5
-    assert s.eps == pytest.approx(m.gaussian_eps(z_eff, DELTA, 1.0), rel=1e-12)
+    assert s.eps == pytest.approx(m.gaussian_eps(sigma=z_eff, delta=DELTA, sensitivity=1.0), rel=1e-12)
     assert sum(s.uploads.values()) == 10_000
     assert s.uploads[worst] == max(s.uploads.values())
 
@@ -214,7 +214,7 @@ def test_sampling_without_replacement_needs_rdp_replace_one():
     # replace-one goes through RDP only: dp_accounting's PLD would charge z = 1 as z = 1/2
     raw = PLDAccountant(neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE)
     assert raw.compose(dp_accounting.GaussianDpEvent(1.0)).get_epsilon(DELTA) == pytest.approx(
-        m.gaussian_eps(0.5, DELTA, 1.0), rel=1e-3)
+        m.gaussian_eps(sigma=0.5, delta=DELTA, sensitivity=1.0), rel=1e-3)
     with pytest.raises(ValueError, match="accountant='rdp' with relation='replace_one'"):
         A.epsilon(A.gaussian(noise_multiplier=1.0), delta=DELTA, relation="replace_one")
     both = A.compare(swor, delta=DELTA, relation="replace_one")
@@ -242,7 +242,7 @@ def test_gaussian_run_calibration_never_overshoots(accountant, target):
     assert eps(z) <= target
     assert eps(z - tol) > target  # within tol of the optimum
     if accountant == "pld":  # independent: the exact analytic calibration, sigma / sqrt(T)
-        sigma = m.analytic_gaussian_sigma(target, DELTA, 1.0)
+        sigma = m.analytic_gaussian_sigma(eps=target, delta=DELTA, sensitivity=1.0)
         assert z == pytest.approx(sigma * math.sqrt(rounds), abs=2 * tol)
 
 
@@ -270,9 +270,26 @@ def test_sampled_calibration_rdp():
                                  client_sampling_prob=0.04, delta=DELTA, accountant="rdp")
 
     assert eps(z) <= 3.0 < eps(z - tol)
-    # independent: dp_accounting's RDP accountant on its own event, inverted by mechanisms
-    assert z == pytest.approx(m.dp_accounting_noise_multiplier(3.0, DELTA, 200, 0.04, "rdp"),
-                              abs=2 * tol)
+    # independent: dp_accounting's own RDP accountant and calibration on its own event
+    ref = dp_accounting.calibrate_dp_mechanism(
+        RdpAccountant,
+        lambda nm: dp_accounting.SelfComposedDpEvent(
+            dp_accounting.PoissonSampledDpEvent(0.04, dp_accounting.GaussianDpEvent(nm)), 200),
+        3.0, DELTA, bracket_interval=dp_accounting.LowerEndpointAndGuess(1e-3, 1.0), tol=1e-6)
+    assert z == pytest.approx(ref, abs=2 * tol)
+
+
+def test_sampled_calibration_many_rounds_never_overshoots():
+    # 2250 rounds at q = 0.04 (DP-SGD on MNIST, Abadi et al. 2016): eps 7.33 at z = 1.5
+    z = A.calibrate_gaussian_run(target_eps=7.0, target_delta=1e-5, rounds=2250,
+                                 sampling_prob=0.04, accountant="rdp", tol=1e-6)
+
+    def eps(nm):
+        return A.planned_epsilon(event=A.gaussian(noise_multiplier=nm), rounds=2250,
+                                 client_sampling_prob=0.04, delta=1e-5, accountant="rdp")
+
+    assert eps(z) <= 7.0 < eps(z * (1 - 1e-3))
+    assert 1.5 < z < 1.6
 
 
 # ----------------------------------------------------------------------------- bad input

@@ -169,7 +169,7 @@ def test_dp_spent_is_the_accountants_view():
     dp = alg.run(model, fd, scheme="dp", rounds=3, K=10, eps=20.0, local_epochs=1, batch_size=32)
     s = alg.dp_spent(dp.history, eps=20.0)
     z = alg.dp_noise_multiplier(eps=20.0)
-    assert s["upload_eps"] == pytest.approx(mechanisms.gaussian_eps(z, alg.DELTA, 1.0))
+    assert s["upload_eps"] == pytest.approx(mechanisms.gaussian_eps(sigma=z, delta=alg.DELTA, sensitivity=1.0))
     assert s["upload_eps_replace"] > s["upload_eps"] > 20.0
     assert s["uploads_worst"] == 3
     three = accounting.epsilon(accounting.self_composed(accounting.gaussian(noise_multiplier=z), count=3),

@@ -31,7 +31,7 @@ def test_eps_and_gdp_readings_hand_values():
     assert audit.eps_from_rates(tpr=0.3, fpr=0.0, delta=0.0) == math.inf
     assert audit.eps_from_rates(tpr=0.3, fpr=0.1, delta=0.05) == pytest.approx(math.log(2.5))
     assert audit.gdp_mu(tpr=stats.norm.cdf(1.0), fpr=0.5) == pytest.approx(1.0)
-    assert audit.gdp_eps(mu=1.0, delta=1e-5) == pytest.approx(M.gaussian_eps(1.0, 1e-5, 1.0))
+    assert audit.gdp_eps(mu=1.0, delta=1e-5) == pytest.approx(M.gaussian_eps(sigma=1.0, delta=1e-5, sensitivity=1.0))
     assert math.isnan(audit.gdp_eps(mu=1.0, delta=0.0))
     # perfect separation on 10,000 trials per side certifies about log(0.99963 / 0.00037) = 7.9
     assert audit.max_certifiable_eps(10_000, alpha=0.05, delta=1e-5) == pytest.approx(7.9048, abs=1e-3)
@@ -73,7 +73,7 @@ def _engine_audit(clip):
     y = (x[:, 0] > 0).long()
     canary = (torch.cat([x, 30 * torch.ones(1, 5)]), torch.cat([y, torch.tensor([0])]))
     C, eps, delta = 1.0, 2.0, 1e-5
-    sigma = M.analytic_gaussian_sigma(eps, delta, 2 * C)  # clipped models differ by at most 2C
+    sigma = M.analytic_gaussian_sigma(eps=eps, delta=delta, sensitivity=2 * C)  # clipped models differ by at most 2C
     cfg = engine.FLConfig(num_rounds=1, local_epochs=2, batch_size=3, lr=0.5, clip=clip,
                           clip_mode="params" if clip else None)
     return audit.audit_uploads(models.MultinomialLogReg(in_features=5, num_classes=2), (x, y), canary, cfg,

@@ -109,7 +109,7 @@ def _wrong_answers():
         "zhou.b_star": (zt.b_star(T=50, eps=5.0, N=10, p=7840, d=60000, xi1=300.0, G=17.95), ["T held at 50"]),
         "zhou.why_b_star": ("(A)", ["not linear in b"]),
         "zhou.gaussian_b": (10.0, ["Laplace mechanism's ratio"]),
-        "li2021.sigma_eq9": (mechanisms.classic_gaussian_sigma(1.0, 1e-4, lt.lemma1_sensitivity(Q=10, G=2.0, eta=lt.paper_lr(t=10))),
+        "li2021.sigma_eq9": (mechanisms.classic_gaussian_sigma(eps=1.0, delta=1e-4, sensitivity=lt.lemma1_sensitivity(Q=10, G=2.0, eta=lt.paper_lr(t=10))),
                              ["no amplification"]),
         "li2021.eq8_x": (1.0 / q, ["dropped the 2"]),
         "li2021.amplified_eps": (lt.eq8_bound(eps=1.0 / (2 * q), q=q), ["eq. (8)'s bound", "x <= 1.2564"]),

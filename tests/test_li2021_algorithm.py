@@ -46,7 +46,7 @@ def reference_round(model, data, w, selected, t, step, cal, cfg, clip):
         Q, b = cfg.local_steps, cfg.batch_size  # per-sample clipping: one row moves its own step by 2G/b only
         df = df * (Q - 1 + 1 / b) / Q if clip == "sample" else df
         gen = engine.generator(cfg.seed, "uplink", t, c)
-        uploads.append(wk + float(cal.z[c]) * df * mechanisms.gaussian_noise(wk.shape, 1.0, gen))
+        uploads.append(wk + float(cal.z[c]) * df * mechanisms.gaussian_noise(wk.shape, sigma=1.0, generator=gen))
     N, K = data.num_clients, len(selected)
     p = data.counts.double() / data.counts.sum()
     return (N / K) * sum(float(p[c]) * u for u, c in zip(uploads, selected.tolist()))

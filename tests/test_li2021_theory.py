@@ -40,7 +40,7 @@ def test_sigma_eq9():
     #   = sqrt(46.1641) = 6.794413
     assert s == pytest.approx(6.794413, abs=1e-6)
     # eq. 9 first line: the classic sigma for (eps / (2q), delta / q)
-    assert s == pytest.approx(m.classic_gaussian_sigma(0.5 / (2 * q), 1e-4 / q, df), rel=1e-14)
+    assert s == pytest.approx(m.classic_gaussian_sigma(eps=0.5 / (2 * q), delta=1e-4 / q, sensitivity=df), rel=1e-14)
     with pytest.raises(ValueError, match=r"^delta="):
         lt.sigma_eq9(eps=0.5, delta=0.05, q=0.01, sensitivity_df=1.0)  # 1.25 q = 0.0125 <= delta
 
@@ -143,9 +143,9 @@ def test_amplified_gaussian_eps_is_the_theorem_on_the_exact_profile():
     from fldp import mechanisms
     # p = 1: no amplification, the exact Gaussian eps
     assert lt.amplified_gaussian_eps(sigma=2.0, sensitivity_df=1.0, delta=1e-5, b=10, n_k=10, Q=1) == \
-        pytest.approx(mechanisms.gaussian_eps(2.0, 1e-5, 1.0))
+        pytest.approx(mechanisms.gaussian_eps(sigma=2.0, delta=1e-5, sensitivity=1.0))
     p = lt.inclusion_prob(b=1, n_k=100, Q=3)
-    eps0 = mechanisms.gaussian_eps(0.5, 1e-5 / p, 1.0)
+    eps0 = mechanisms.gaussian_eps(sigma=0.5, delta=1e-5 / p, sensitivity=1.0)
     assert lt.amplified_gaussian_eps(sigma=0.5, sensitivity_df=1.0, delta=1e-5, b=1, n_k=100, Q=3) == \
         pytest.approx(math.log1p(p * math.expm1(eps0)))
     # eq. (9)'s noise for eps = 0.5 at q = 1/325 gives one upload an eps in the hundreds

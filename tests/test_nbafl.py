@@ -25,7 +25,7 @@ def test_whole_run_eps_is_T_uploads_of_multiplier_cL_over_eps():
     z = c L / eps = 0.0518; T of them compose to one Gaussian of multiplier z / sqrt(T)."""
     cal = nbafl.calibrate(eps=60, delta=0.01, C=20, L=1, N=50, T=25, m=1200)
     z = C_DELTA_001 / 60
-    assert cal.eps_run == pytest.approx(mechanisms.gaussian_eps(z / 5, 0.01, 1.0), rel=1e-6)
+    assert cal.eps_run == pytest.approx(mechanisms.gaussian_eps(sigma=z / 5, delta=0.01, sensitivity=1.0), rel=1e-6)
     assert cal.eps_run > 4000  # the paper's eps = 60 per exposure is not the run's guarantee
     k = nbafl.calibrate(eps=60, delta=0.01, C=20, L=1, N=50, T=25, m=1200, K=20)
     one = accounting.gaussian(noise_multiplier=z)
@@ -67,7 +67,7 @@ def test_accountant_calibration_spends_its_target(where):
     assert (cal.sigma_D if where == "uplink" else cal.sigma_U) == 0
     # 3 Gaussian releases of multiplier z compose to one of multiplier z / sqrt(3)
     z = sigma / sens
-    assert mechanisms.gaussian_eps(z / math.sqrt(3), 1e-5, 1.0) == pytest.approx(2.0, rel=2e-3)
+    assert mechanisms.gaussian_eps(sigma=z / math.sqrt(3), delta=1e-5, sensitivity=1.0) == pytest.approx(2.0, rel=2e-3)
     hist, used = nbafl.run(model, data, T=3, lr=0.1, batch_size=5, calibration=cal)
     assert used is cal
     if where == "uplink":

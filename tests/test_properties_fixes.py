@@ -27,14 +27,14 @@ SCORES = [0.1 * i for i in range(20)]
 def test_analytic_sigma_never_misses_its_target_by_rounding(eps, delta, sens):
     # was: gaussian_delta(eps, sigma) = 1.0000000000000007e-09 > 1e-09 (the log-space root
     # rounded one ulp above the target once exponentiated)
-    sigma = M.analytic_gaussian_sigma(eps, delta, sens)
-    assert M.gaussian_delta(eps, sigma, sens) <= delta
+    sigma = M.analytic_gaussian_sigma(eps=eps, delta=delta, sensitivity=sens)
+    assert M.gaussian_delta(eps=eps, sigma=sigma, sensitivity=sens) <= delta
 
 
 def test_gaussian_eps_is_a_guarantee_at_the_returned_eps():
     # was: gaussian_delta(gaussian_eps(...)) = 0.030000792671168966 > 0.030000792671168963
     sigma, delta, sens = 98.0, 0.030000792671168963, 8.65625
-    assert M.gaussian_delta(M.gaussian_eps(sigma, delta, sens), sigma, sens) <= delta
+    assert M.gaussian_delta(eps=M.gaussian_eps(sigma=sigma, delta=delta, sensitivity=sens), sigma=sigma, sensitivity=sens) <= delta
     # and through the accountant: delta_for(epsilon(delta)) was 0.03320312500000001 > 0.033203125
     event = A.self_composed(A.gaussian(noise_multiplier=4.0), count=3)
     assert A.delta_for(event, eps=A.epsilon(event, delta=0.033203125)) <= 0.033203125
@@ -113,7 +113,7 @@ def test_bools_and_fractional_seeds_are_refused():
 
 @pytest.mark.parametrize("call, name", [
     (lambda: A.self_composed(A.gaussian(noise_multiplier=1.0), count=np.array([])), "count"),  # TypeError
-    (lambda: M.gaussian_noise(None, 1.0, torch.Generator()), "shape"),  # TypeError
+    (lambda: M.gaussian_noise(None, sigma=1.0, generator=torch.Generator()), "shape"),  # TypeError
     (lambda: an.cost_multiple(dims=5, p=-1.0), "dims"),  # TypeError
     (lambda: an.angle_moments(dim=np.array([])), "dim"),  # TypeError (unhashable, in the cache)
     (lambda: zt.client_sampling_expectation(d_i=3.0, nu=[1.0], b=1), "d_i"),  # TypeError
@@ -128,7 +128,7 @@ def test_bad_input_is_a_value_error_naming_the_parameter(call, name):
 
 
 @pytest.mark.parametrize("call, name", [
-    (lambda: M.gaussian_delta(np.array([]), 1.0, 1.0), "eps"),
+    (lambda: M.gaussian_delta(eps=np.array([]), sigma=1.0, sensitivity=1.0), "eps"),
     (lambda: wei.sigma_downlink(C=20.0, m=1200, N=50, T=np.array([]), L=1, eps=60.0, c=3.1), "T"),
     (lambda: zt.U_laplace(T=np.array([]), b=2.0, C1=10.0, C2=0.01, C3=5.0, gamma=4.0), "T"),
     (lambda: zt.table1(mu=1.0, lam=1.5, G=17.95, Gamma=80.0, Y0=100.0, xi1=300.0, p=7840, d=60000.0, N=10,

@@ -47,75 +47,81 @@ def ordered(strategy):
 # ----------------------------------------------------------------- fldp.mechanisms
 @given(eps=EPS, delta=DELTA, sens=SENS)
 def test_analytic_sigma_meets_its_target_exactly_and_never_overshoots(eps, delta, sens):
-    sigma = M.analytic_gaussian_sigma(eps, delta, sens)
-    d = M.gaussian_delta(eps, sigma, sens)
+    sigma = M.analytic_gaussian_sigma(eps=eps, delta=delta, sensitivity=sens)
+    d = M.gaussian_delta(eps=eps, sigma=sigma, sensitivity=sens)
     assert d <= delta and d >= delta * (1 - 1e-6)  # the guarantee: never above, and tight
     # gaussian_eps reads eps back to within its own resolution (tol = 1e-12, steps of at most
     # max(tol, 4 ulp eps)): it may read up to that much above eps although sigma meets eps exactly.
-    e = M.gaussian_eps(sigma, delta, sens)
+    e = M.gaussian_eps(sigma=sigma, delta=delta, sensitivity=sens)
     assert e <= eps + 2 * max(1e-12, 4 * np.finfo(float).eps * eps) and e >= eps * (1 - 1e-6)
-    assert M.gaussian_delta(e, sigma, sens) <= delta
+    assert M.gaussian_delta(eps=e, sigma=sigma, sensitivity=sens) <= delta
 
 
 @given(sigma=st.floats(0.05, 100.0), delta=DELTA, sens=SENS)
 def test_gaussian_eps_inverts_the_profile_from_the_other_side(sigma, delta, sens):
-    e = M.gaussian_eps(sigma, delta, sens)
-    assert M.gaussian_delta(e, sigma, sens) <= delta  # the eps returned is a guarantee
+    e = M.gaussian_eps(sigma=sigma, delta=delta, sensitivity=sens)
+    assert M.gaussian_delta(eps=e, sigma=sigma, sensitivity=sens) <= delta  # the eps returned is a guarantee
     if e > 1e-6:  # and the smallest one: a little less eps is not (eps, delta)-DP
-        assert M.gaussian_delta(e * (1 - 1e-6), sigma, sens) > delta
-        s2 = M.analytic_gaussian_sigma(e, delta, sens)
+        assert M.gaussian_delta(eps=e * (1 - 1e-6), sigma=sigma, sensitivity=sens) > delta
+        s2 = M.analytic_gaussian_sigma(eps=e, delta=delta, sensitivity=sens)
         assert s2 <= sigma * (1 + 1e-6)
 
 
 @given(eps=st.floats(0.01, 0.999), delta=DELTA, sens=SENS)
 def test_classic_sigma_is_a_guarantee_below_eps_1_and_never_below_the_exact_one(eps, delta, sens):
-    classic = M.classic_gaussian_sigma(eps, delta, sens)
-    assert M.classic_gaussian_valid(eps)
-    assert M.gaussian_delta(eps, classic, sens) <= delta  # Dwork & Roth Thm A.1
-    assert classic >= M.analytic_gaussian_sigma(eps, delta, sens)
+    classic = M.classic_gaussian_sigma(eps=eps, delta=delta, sensitivity=sens)
+    assert M.classic_gaussian_valid(eps=eps)
+    assert M.gaussian_delta(eps=eps, sigma=classic, sensitivity=sens) <= delta  # Dwork & Roth Thm A.1
+    assert classic >= M.analytic_gaussian_sigma(eps=eps, delta=delta, sensitivity=sens)
 
 
 @given(eps=ordered(EPS), delta=DELTA, sens=SENS)
 def test_noise_falls_as_eps_grows(eps, delta, sens):
     lo, hi = eps
-    assert M.classic_gaussian_sigma(hi, delta, sens) <= M.classic_gaussian_sigma(lo, delta, sens)
-    assert M.analytic_gaussian_sigma(hi, delta, sens) <= M.analytic_gaussian_sigma(lo, delta, sens) * (1 + 1e-9)
-    assert M.laplace_scale(hi, sens) <= M.laplace_scale(lo, sens)
-    assert M.laplace_scale(lo, sens) * lo == pytest.approx(sens, rel=1e-12)  # (eps, 0)-DP exactly
+    assert M.classic_gaussian_sigma(eps=hi, delta=delta, sensitivity=sens) <= M.classic_gaussian_sigma(eps=lo, delta=delta, sensitivity=sens)
+    assert M.analytic_gaussian_sigma(eps=hi, delta=delta, sensitivity=sens) <= M.analytic_gaussian_sigma(eps=lo, delta=delta, sensitivity=sens) * (1 + 1e-9)
+    assert M.laplace_scale(eps=hi, sensitivity=sens) <= M.laplace_scale(eps=lo, sensitivity=sens)
+    assert M.laplace_scale(eps=lo, sensitivity=sens) * lo == pytest.approx(sens, rel=1e-12)  # (eps, 0)-DP exactly
 
 
 @given(delta=ordered(st.floats(1e-12, 0.99)), eps=EPS, sens=SENS)
 def test_classic_c_and_noise_grow_as_delta_falls(delta, eps, sens):
     lo, hi = delta
-    assert M.classic_gaussian_c(lo) >= M.classic_gaussian_c(hi)
-    assert M.analytic_gaussian_sigma(eps, lo, sens) >= M.analytic_gaussian_sigma(eps, hi, sens) * (1 - 1e-9)
+    assert M.classic_gaussian_c(delta=lo) >= M.classic_gaussian_c(delta=hi)
+    assert M.analytic_gaussian_sigma(eps=eps, delta=lo, sensitivity=sens) >= M.analytic_gaussian_sigma(eps=eps, delta=hi, sensitivity=sens) * (1 - 1e-9)
 
 
 @given(eps=ordered(st.floats(0.0, 50.0)), sigma=ordered(st.floats(0.05, 100.0)), sens=SENS)
 def test_the_privacy_profile_falls_in_eps_and_in_sigma(eps, sigma, sens):
     (e0, e1), (s0, s1) = eps, sigma
-    d = M.gaussian_delta(np.array([e0, e1]), np.array([s0, s0]), sens)
+    d = M.gaussian_delta(eps=np.array([e0, e1]), sigma=np.array([s0, s0]), sensitivity=sens)
     assert 0 <= d[1] <= d[0] <= 1
-    assert M.gaussian_delta(e0, s1, sens) <= M.gaussian_delta(e0, s0, sens)
+    assert M.gaussian_delta(eps=e0, sigma=s1, sensitivity=sens) <= M.gaussian_delta(eps=e0, sigma=s0, sensitivity=sens)
+
+
+def _rdp_eps(z, rounds, delta, q):
+    return A.planned_epsilon(event=A.gaussian(noise_multiplier=z), rounds=rounds,
+                             client_sampling_prob=q, delta=delta, accountant="rdp")
 
 
 @settings(max_examples=budget(4))
 @given(eps=SMALL_EPS, delta=st.floats(1e-8, 1e-3), steps=st.integers(1, 10), q=st.floats(0.05, 1.0))
-def test_dp_accounting_noise_multiplier_round_trips_below_target(eps, delta, steps, q):
-    z = M.dp_accounting_noise_multiplier(eps, delta, steps, sampling_prob=q)
-    spent = M.dp_accounting_epsilon(z, steps, delta, sampling_prob=q)
+def test_rdp_calibration_round_trips_below_target(eps, delta, steps, q):
+    z = A.calibrate_gaussian_run(target_eps=eps, target_delta=delta, rounds=steps, sampling_prob=q,
+                                 accountant="rdp", tol=1e-6)
+    spent = _rdp_eps(z, steps, delta, q)
     assert spent <= eps
     assert spent >= eps * 0.97  # tol 1e-6 on z; RDP's orders make eps a step function of z
 
 
 @settings(max_examples=budget(4))
 @given(z=st.floats(0.5, 5.0), steps=ordered(ROUNDS), q=ordered(st.floats(0.05, 1.0)), delta=st.floats(1e-8, 1e-3))
-def test_dp_accounting_spend_grows_with_steps_and_sampling_rate(z, steps, q, delta):
+def test_rdp_spend_grows_with_steps_and_sampling_rate(z, steps, q, delta):
     (n0, n1), (q0, q1) = steps, q
-    e = M.dp_accounting_epsilon
-    assert e(z, n0, delta, sampling_prob=q1) <= e(z, n1, delta, sampling_prob=q1) * (1 + 1e-9)
-    assert e(z, n1, delta, sampling_prob=q0) <= e(z, n1, delta, sampling_prob=q1) * (1 + 1e-9)
-    assert e(2 * z, n1, delta, sampling_prob=q1) <= e(z, n1, delta, sampling_prob=q1)
+    e = _rdp_eps
+    assert e(z, n0, delta, q1) <= e(z, n1, delta, q1) * (1 + 1e-9)
+    assert e(z, n1, delta, q0) <= e(z, n1, delta, q1) * (1 + 1e-9)
+    assert e(2 * z, n1, delta, q1) <= e(z, n1, delta, q1)
 
 
 # ----------------------------------------------------------------- fldp.accounting

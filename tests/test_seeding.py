@@ -58,7 +58,7 @@ def test_a_clients_noise_and_model_do_not_depend_on_K_or_the_noise_level():
 
     def hook(sigma):
         def uplink(ctx, x):
-            return x + sigma * torch.stack([mechanisms.gaussian_noise(x.shape[1:], 1.0, g) for g in ctx.generators()])
+            return x + sigma * torch.stack([mechanisms.gaussian_noise(x.shape[1:], sigma=1.0, generator=g) for g in ctx.generators()])
         return uplink
 
     base = dict(num_rounds=1, local_epochs=1, batch_size=8, lr=0.1, seed=5)

@@ -469,7 +469,7 @@ def test_classic_crossover_at_wei_delta():
     # notebook 01 reports (not judges) where the classic sigma = c Ds/eps stops being (eps, delta)-DP:
     # eps = 6.7718 at Wei's delta = 0.01 (8.4198 at delta = 1e-5: tests/test_mechanisms.py)
     from fldp import mechanisms as M
-    d = lambda e: M.gaussian_delta(e, M.classic_gaussian_sigma(e, 0.01, 1.0), 1.0)
+    d = lambda e: M.gaussian_delta(eps=e, sigma=M.classic_gaussian_sigma(eps=e, delta=0.01, sensitivity=1.0), sensitivity=1.0)
     assert d(6.76) < 0.01 < d(6.78)
     for e in (0.01, 0.5, 0.999):  # inside Dwork & Roth's proven range eps < 1
         assert d(e) < 0.01

@@ -85,7 +85,7 @@ eps_really = Exercise(
                 "the question asks for ONE upload", value=_whole_run_eps),
     ),
     hint="the exact profile of the Gaussian mechanism (Balle & Wang 2018): "
-         "fldp.mechanisms.gaussian_eps(sigma_U, delta, Ds_U), or "
+         "fldp.mechanisms.gaussian_eps(sigma=sigma_U, delta=delta, sensitivity=Ds_U), or "
          "fldp.papers.wei2020.theory.uplink_exposures_privacy",
 )
 

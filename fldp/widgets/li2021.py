@@ -64,7 +64,7 @@ def compute(*, eps: float, delta: float, b: int, Q: int, n_k: int, G: float, upl
         notes.append(f"eq. (8) used outside its range: eq. (9) applies log(1 + q(e^x - 1)) <= 2 q x at x = eps/(2q) "
                      f"= {x:.3g}, but it holds only for x <= 1.256; the cited theorem at that x gives {claimed:.4g}, "
                      f"not {eps:.3g}.")
-    if not M.classic_gaussian_valid(x):
+    if not M.classic_gaussian_valid(eps=x):
         notes.append(f"The classic sigma behind eq. (9) is proven only for eps/(2q) < 1 (here {x:.3g}).")
     if th.lemma1_lr_ratio(Q=Q) > 2:
         notes.append(f"Lemma 1 assumes eta_(t+1-Q+tau) <= 2 eta_(t+1): false for Q={Q} > 100 with Sec. 4.1's schedule.")

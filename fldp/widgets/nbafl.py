@@ -49,8 +49,8 @@ def compute(*, eps: float, delta: float, N: int, K: int, T: int, L: int, C: floa
     sig_d_all = float(th.sigma_downlink(C=C, m=m, N=N, T=T, L=L, eps=eps, c=c))
     sig_a = float(th.sigma_aggregate(C=C, m=m, N=N, T=T, L=L, eps=eps, c=c))
     exposure = math.sqrt(L) * ds_u  # L uploads of sensitivity Ds_U each = one of sqrt(L) Ds_U
-    true_delta = float(M.gaussian_delta(eps, cal.sigma_U, exposure))
-    eps_bought = M.gaussian_eps(cal.sigma_U, delta, exposure)
+    true_delta = float(M.gaussian_delta(eps=eps, sigma=cal.sigma_U, sensitivity=exposure))
+    eps_bought = M.gaussian_eps(sigma=cal.sigma_U, delta=delta, sensitivity=exposure)
     notes = []
     if eps >= 1:
         notes.append(f"eps={eps:.3g} >= 1: the classic constant c = sqrt(2 ln(1.25/delta)) is proven only for eps < 1.")
@@ -66,7 +66,7 @@ def compute(*, eps: float, delta: float, N: int, K: int, T: int, L: int, C: floa
         B.Row("T > L sqrt(N)?", "server_noise", T > L * math.sqrt(N)),
         B.Row("exact delta of classic sigma_U", "true_delta", true_delta, f"target {delta:.2g} (Balle & Wang 2018)"),
         B.Row("eps it really gives per client", "eps_bought", eps_bought, f"over L={L} exposures, at delta={delta:.2g}"),
-        B.Row("sigma_U that really gives (eps, delta)", "sigma_U_exact", M.analytic_gaussian_sigma(eps, delta, exposure),
+        B.Row("sigma_U that really gives (eps, delta)", "sigma_U_exact", M.analytic_gaussian_sigma(eps=eps, delta=delta, sensitivity=exposure),
               "analytic Gaussian mechanism (Balle & Wang 2018)"),
         B.Row("whole-run eps (accountant, T uploads)", "eps_run", cal.eps_run, f"PLD at delta={delta:.2g}"),
     ]

@@ -48,7 +48,7 @@ def compute(*, mechanism: str, eps: float, delta: float, N: int, b: int, T: int,
         raise ValueError(f"mu={mu:.4g} is out of range: Assumptions 3-4 need 0 < mu <= lam={lam:.4g}")
     if d < N:
         raise ValueError(f"d={d:.4g} is out of range: the N={N} clients need d >= N samples")
-    gamma, c2, d_i = th.gamma_of(mu=mu, lam=lam), M.classic_gaussian_c(delta), max(1, round(d / N))
+    gamma, c2, d_i = th.gamma_of(mu=mu, lam=lam), M.classic_gaussian_c(delta=delta), max(1, round(d / N))
     prob = dict(N=N, p=p, d=d, eps=eps, G=G, lam=lam, mu=mu, Gamma=Gamma, Y0=Y0)
     notes, rows = [], [B.Row("gamma = 2 lam / mu", "gamma", gamma, "Theorem 3")]
     if mechanism == "laplace":

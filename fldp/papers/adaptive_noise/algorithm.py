@@ -47,7 +47,7 @@ BATCH, LR, EPOCHS = 128, 0.1, 5   # Sec. 6.3
 
 def dp_constant(*, delta: float = DELTA) -> float:
     """c_dp = sqrt(2 log(1.25/delta)) (Sec. 6.2; Dwork & Roth 2014, Thm A.1)."""
-    return mechanisms.classic_gaussian_c(delta)
+    return mechanisms.classic_gaussian_c(delta=delta)
 
 
 def dp_noise_multiplier(*, eps: float, delta: float = DELTA) -> float:
@@ -222,8 +222,8 @@ def dp_spent(history, *, eps: float, delta: float = DELTA, dp: str = "local") ->
     validate.choice("dp", dp, DP_READINGS)
     z = dp_noise_multiplier(eps=eps, delta=delta)
     out = {"eps_claimed": eps, "noise_multiplier": z, "reading": dp,
-           "upload_eps": mechanisms.gaussian_eps(z, delta, 1.0),
-           "upload_eps_replace": mechanisms.gaussian_eps(z, delta, 2.0)}
+           "upload_eps": mechanisms.gaussian_eps(sigma=z, delta=delta, sensitivity=1.0),
+           "upload_eps_replace": mechanisms.gaussian_eps(sigma=z, delta=delta, sensitivity=2.0)}
     if dp == "local":
         s = accounting.spent(history, delta=delta)
         return {**out, "run_eps": s.eps,

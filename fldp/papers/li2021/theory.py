@@ -229,8 +229,8 @@ def amplified_gaussian_eps(*, sigma: float, sensitivity_df: float, delta: float,
     p = inclusion_prob(b=b, n_k=n_k, Q=Q)
     if delta >= p:
         return 0.0
-    eps0 = mechanisms.gaussian_eps(validate.positive("sigma", sigma), delta / p,
-                                   validate.positive("sensitivity_df", sensitivity_df))
+    eps0 = mechanisms.gaussian_eps(sigma=validate.positive("sigma", sigma), delta=delta / p,
+                                   sensitivity=validate.positive("sensitivity_df", sensitivity_df))
     return 0.0 if eps0 == 0 else amplified_eps(eps=eps0, b=b, n_k=n_k, Q=Q)
 
 

@@ -27,7 +27,7 @@ from . import algorithm as nbafl
 
 def clipped_distance(wd: torch.Tensor, wp: torch.Tensor, C: float) -> torch.Tensor:
     """``||clip_C(w(D)) - clip_C(w(D'))||`` per pair, in float64 (no cancellation)."""
-    return (M.clip_l2(wd, C).double() - M.clip_l2(wp, C).double()).norm(dim=1)
+    return (M.clip_l2(wd, bound=C).double() - M.clip_l2(wp, bound=C).double()).norm(dim=1)
 
 
 def lemma1_pairs(*, m: int, lr: float, local_epochs: int, batch_size: Optional[int], mu: float, num_pairs: int,
@@ -46,7 +46,7 @@ def lemma1_pairs(*, m: int, lr: float, local_epochs: int, batch_size: Optional[i
     out = {"norms": wd.norm(dim=1), "distances": [clipped_distance(wd, wp, C) for C in Cs]}
     if n_fed:
         p = torch.full((n_fed,), 1.0 / n_fed)
-        out["aggregate"] = sensitivity.aggregated_distances(M.clip_l2(wd[:n_fed], Cs[0]), M.clip_l2(wp[:n_fed], Cs[0]), p)
+        out["aggregate"] = sensitivity.aggregated_distances(M.clip_l2(wd[:n_fed], bound=Cs[0]), M.clip_l2(wp[:n_fed], bound=Cs[0]), p)
     return out
 
 
@@ -93,8 +93,8 @@ def eq16_noise(*, sigma_U: float, sigma_D: float, N: int, dim: int, reps: int, s
     squares over all draws and the first ``keep`` coordinates of the last draw."""
     sq, last = 0.0, None
     for r in range(first_draw, first_draw + reps):
-        noisy = M.gaussian_noise((N, dim), sigma_U, engine.generator(seed, "uplink", r), torch.float64)
-        last = (noisy / N).sum(dim=0) + M.gaussian_noise(dim, sigma_D, engine.generator(seed, "downlink", r), torch.float64)
+        noisy = M.gaussian_noise((N, dim), sigma=sigma_U, generator=engine.generator(seed, "uplink", r), dtype=torch.float64)
+        last = (noisy / N).sum(dim=0) + M.gaussian_noise(dim, sigma=sigma_D, generator=engine.generator(seed, "downlink", r), dtype=torch.float64)
         sq += float((last**2).sum())
     return {"sum_sq": sq, "sample": last[:keep]}
 

@@ -131,7 +131,7 @@ def gaussian_c(*, delta: float) -> float:
     """
     delta = open_unit("delta", delta)
     if _mechanisms_c is not None:
-        return float(_mechanisms_c(delta))
+        return float(_mechanisms_c(delta=delta))
     return math.sqrt(2.0 * math.log(1.25 / delta))
 
 
@@ -891,7 +891,7 @@ def uplink_exposures_privacy(*, eps, delta, L):
     open_unit("delta", delta)
     L = integer("L", L, 1)
     z = gaussian_c(delta=delta) * L / eps  # sigma_U / Ds_U
-    return float(M.gaussian_delta(eps, z, math.sqrt(L))), float(M.gaussian_eps(z, delta, math.sqrt(L)))
+    return float(M.gaussian_delta(eps=eps, sigma=z, sensitivity=math.sqrt(L))), float(M.gaussian_eps(sigma=z, delta=delta, sensitivity=math.sqrt(L)))
 
 
 def remark5_verdict_nonvacuous(*, rows, N, Theta):

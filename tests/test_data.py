@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from fldp import data
+from fldp.data import sources
 
 HAVE_MNIST = (data.data_dir() / "mnist" / "train-images-idx3-ubyte.gz").exists()
 HAVE_ADULT = (data.data_dir() / "adult" / "adult.data").exists()
@@ -14,10 +15,10 @@ HAVE_ADULT = (data.data_dir() / "adult" / "adult.data").exists()
 @pytest.mark.skipif(not HAVE_MNIST, reason="MNIST files not in the data directory")
 def test_mnist_through_torchvision(tmp_path, monkeypatch):
     monkeypatch.setenv("FLDP_CACHE_DIR", str(tmp_path))  # a fresh torchvision root, as on a new machine
-    monkeypatch.setattr(data, "_network_available", lambda urls, timeout=3.0: False)
-    data._load_cached.cache_clear()
+    monkeypatch.setattr(sources, "_network_available", lambda urls, timeout=3.0: False)
+    sources._load_cached.cache_clear()
     ds = data.load("mnist")
-    data._load_cached.cache_clear()
+    sources._load_cached.cache_clear()
     assert ds.x_train.shape == (60000, 784) and ds.x_test.shape == (10000, 784)
     assert torch.bincount(ds.y_test).tolist() == [980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009]
     # pixel mean 33.3184 / 255 (shared/data/SOURCES.md) after normalisation with (0.1307, 0.3081)
@@ -37,8 +38,8 @@ def test_adult_as_li_et_al():
 def test_missing_files_are_named(tmp_path, monkeypatch):
     monkeypatch.setenv("FLDP_DATA_DIR", str(tmp_path))
     monkeypatch.setenv("FLDP_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(data, "_network_available", lambda urls, timeout=3.0: False)
-    data._load_cached.cache_clear()
+    monkeypatch.setattr(sources, "_network_available", lambda urls, timeout=3.0: False)
+    sources._load_cached.cache_clear()
     with pytest.raises(data.MissingDataError) as err:
         data.load("mnist")
     msg = str(err.value)
@@ -49,7 +50,7 @@ def test_missing_files_are_named(tmp_path, monkeypatch):
         (tmp_path / "adult").mkdir()
         (tmp_path / "adult" / "adult.data").write_text("")
         data.load("adult")
-    data._load_cached.cache_clear()
+    sources._load_cached.cache_clear()
 
 
 def test_unknown_dataset_and_partition():
@@ -151,12 +152,12 @@ def test_failed_download_gives_the_same_clear_message(tmp_path, monkeypatch):
 
     monkeypatch.setenv("FLDP_DATA_DIR", str(tmp_path))
     monkeypatch.setenv("FLDP_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(data, "_network_available", lambda urls, timeout=3.0: True)
+    monkeypatch.setattr(sources, "_network_available", lambda urls, timeout=3.0: True)
     monkeypatch.setattr(torchvision.datasets.MNIST, "mirrors", ["http://127.0.0.1:9/"])  # refuses at once
-    data._load_cached.cache_clear()
+    sources._load_cached.cache_clear()
     with pytest.raises(data.MissingDataError, match=r"put train-images-idx3-ubyte.gz at"):
         data.load("mnist")
-    data._load_cached.cache_clear()
+    sources._load_cached.cache_clear()
 
 
 # -- the decompressed cache follows its source files ------------------------------------------
@@ -164,10 +165,10 @@ def test_failed_download_gives_the_same_clear_message(tmp_path, monkeypatch):
 def offline_cache(tmp_path, monkeypatch):
     """A fresh cache dir, no network, and an empty in-process cache around the test."""
     monkeypatch.setenv("FLDP_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(data, "_network_available", lambda urls, timeout=3.0: False)
-    data._load_cached.cache_clear()
+    monkeypatch.setattr(sources, "_network_available", lambda urls, timeout=3.0: False)
+    sources._load_cached.cache_clear()
     yield tmp_path / "cache"
-    data._load_cached.cache_clear()
+    sources._load_cached.cache_clear()
 
 
 @pytest.mark.skipif(not HAVE_MNIST, reason="MNIST files not in the data directory")
@@ -178,7 +179,7 @@ def test_switching_to_an_empty_data_dir_does_not_reuse_the_cache(tmp_path, monke
     empty = tmp_path / "empty"
     empty.mkdir()
     monkeypatch.setenv("FLDP_DATA_DIR", str(empty))
-    data._load_cached.cache_clear()
+    sources._load_cached.cache_clear()
     with pytest.raises(data.MissingDataError) as err:
         data.load("mnist")
     for f in data.IMAGE_FILES:
@@ -199,7 +200,7 @@ def test_a_data_dir_with_the_same_files_reuses_the_cache(tmp_path, monkeypatch, 
     for f in data.IMAGE_FILES:  # the same files, reached through another data dir
         (other / "mnist" / f).symlink_to((real / "mnist" / f).resolve())
     monkeypatch.setenv("FLDP_DATA_DIR", str(other))
-    data._load_cached.cache_clear()
+    sources._load_cached.cache_clear()
     again = data.load("mnist")
     assert [p.name for p in (offline_cache / "torchvision").iterdir()] == [root.name]
     assert [(p.stat().st_ino, p.stat().st_mtime_ns) for p in decompressed] == before  # not decompressed again
@@ -217,7 +218,7 @@ def test_cache_folder_is_keyed_to_the_source_files(tmp_path):
         os.utime(b / f, ns=(1, 1))
         os.utime(a / f, ns=(1, 1))
     os.utime(a / data.IMAGE_FILES[0], ns=(2, 2))
-    key = data._torchvision_root
+    key = sources._torchvision_root
     assert key("mnist", a) != key("mnist", b)  # other files (paths)
     (tmp_path / "link").symlink_to(a)
     assert key("mnist", tmp_path / "link") == key("mnist", a)  # the same files through a link
@@ -254,3 +255,18 @@ def test_unit_pixels_undo_the_standardisation():
     torch.testing.assert_close(unit.x_test, std.x_test * 0.3081 + 0.1307)
     with pytest.raises(ValueError, match="pixels"):
         D.federated_dataset("mnist", 2, "iid", subsample=200, pixels="raw")
+
+
+@pytest.mark.skipif(not HAVE_MNIST, reason="MNIST files not in the data directory")
+def test_cached_federated_loads_each_split_once():
+    data.cached_federated.cache_clear()
+    a = data.cached_federated("mnist", 3, "dirichlet", seed=1, subsample=300, max_test=20, alpha=0.5)
+    assert data.cached_federated("mnist", 3, "dirichlet", alpha=0.5, max_test=20, subsample=300, seed=1) is a
+    fresh = data.federated_dataset("mnist", 3, "dirichlet", seed=1, subsample=300, max_test=20, alpha=0.5)
+    for name in ("x_train", "y_train", "counts", "x_test", "y_test"):
+        assert torch.equal(getattr(a, name), getattr(fresh, name)), name
+    other = data.cached_federated("mnist", 3, "dirichlet", seed=2, subsample=300, max_test=20, alpha=0.5)
+    assert other is not a and not torch.equal(other.y_train, a.y_train)
+    assert data.cached_federated.cache_info().currsize == 2
+    data.cached_federated.cache_clear()
+    assert data.cached_federated.cache_info().currsize == 0

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from fldp import data
+from fldp.data import femnist
 
 # 7 writers (names deliberately not in sorted order) with 3..9 samples each
 WRITERS = {"f0042_17": 5, "f0001_03": 9, "f0100_55": 3, "f0007_11": 7, "f0003_40": 4, "f0500_00": 8, "f0020_21": 6}
@@ -20,9 +21,9 @@ def data_root(tmp_path, monkeypatch):
     root.mkdir()
     monkeypatch.setenv("FLDP_DATA_DIR", str(root))
     monkeypatch.setenv("FLDP_CACHE_DIR", str(tmp_path / "cache"))
-    data._femnist_cached.cache_clear()
+    femnist._femnist_cached.cache_clear()
     yield root
-    data._femnist_cached.cache_clear()
+    femnist._femnist_cached.cache_clear()
 
 
 def write_leaf(folder, writers=WRITERS, test_per_writer=1):
@@ -175,13 +176,13 @@ def test_cache_follows_the_source_files(data_root, tmp_path):
     f.write_text(json.dumps(blob))
     st = f.stat()
     os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
-    data._femnist_cached.cache_clear()  # also without this: the key in memory changes
+    femnist._femnist_cached.cache_clear()  # also without this: the key in memory changes
     second = data.load_femnist()
     assert int(second.dataset.y_train[(second.writers == second.writer_names.index(blob["users"][0])).nonzero()[0]]) == 2
     folders = sorted(p.name for p in (tmp_path / "cache" / "femnist").iterdir())
     assert len(folders) == 2 and all(p.startswith("leaf-") for p in folders)
     # the cache itself is read back: same arrays without the JSON files being parsed again
-    data._femnist_cached.cache_clear()
+    femnist._femnist_cached.cache_clear()
     third = data.load_femnist()
     assert torch.equal(third.dataset.x_train, second.dataset.x_train)
     assert torch.equal(third.writers, second.writers)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import math
 import time
-from functools import lru_cache
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 import numpy as np
@@ -36,13 +35,13 @@ from . import algorithm as alg
 SCHEME_SETTINGS = ("c", "p", "eps", "dp", "dp_clip", "dropout")
 
 
-@lru_cache(maxsize=2)
 def dataset(N: int, alpha: Optional[float], seed: int, subsample: Optional[int] = None,
             max_test: Optional[int] = None) -> FederatedData:
     """MNIST over N clients, label split Dirichlet(alpha) (``alpha=None``: iid), as the
-    adaptive CLT noise paper's Sec. 6.3 sets it up (cached per process: each worker loads it once)."""
-    return data.federated_dataset("mnist", N, "iid" if alpha is None else "dirichlet", alpha=alpha, seed=seed,
-                                  subsample=subsample, max_test=max_test)
+    adaptive CLT noise paper's Sec. 6.3 sets it up (cached per process,
+    :func:`fldp.data.cached_federated`: each worker loads it once; read it, never change it)."""
+    return data.cached_federated("mnist", N, "iid" if alpha is None else "dirichlet", alpha=alpha, seed=seed,
+                                 subsample=subsample, max_test=max_test)
 
 
 def _train(*, scheme, N, alpha, seed, subsample, max_test, channels, hidden, padding, K, rounds, local_epochs,

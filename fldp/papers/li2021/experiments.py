@@ -13,7 +13,6 @@ register's verdicts (``final_values``, ``best_of``, ``combine``).
 """
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any, Dict, Hashable, Mapping, Optional, Sequence
 
 import numpy as np
@@ -24,14 +23,13 @@ from ...store import RunStore
 from . import algorithm as alg
 
 
-@lru_cache(maxsize=4)
 def federated_data(N: int, scheme: str, clients_per_class: Optional[str], seed: int,
                    subsample: Optional[int] = None, max_test: Optional[int] = None) -> data.FederatedData:
     """Adult split over N clients (Li et al., Sec. 4.1): ``scheme="iid"``, or ``"one_class"``
-    with ``clients_per_class`` (``"proportional"`` or ``"equal"``); cached per process (each
-    worker loads a split once)."""
+    with ``clients_per_class`` (``"proportional"`` or ``"equal"``); cached per process
+    (:func:`fldp.data.cached_federated`: each worker loads a split once; read it, never change it)."""
     extra = {} if clients_per_class is None else {"clients_per_class": clients_per_class}
-    return data.federated_dataset("adult", N, scheme, seed=seed, subsample=subsample, max_test=max_test, **extra)
+    return data.cached_federated("adult", N, scheme, seed=seed, subsample=subsample, max_test=max_test, **extra)
 
 
 def secure_fedavg_run(*, eps: Optional[float], Q: int, b: int, K: int, rounds: int, N: int = 100,

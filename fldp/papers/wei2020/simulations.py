@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Union
 
 import numpy as np
@@ -29,10 +28,10 @@ from ...store import RunStore
 from . import algorithm as nbafl
 
 
-@lru_cache(maxsize=8)
 def dataset(N: int, seed: int, subsample: Optional[int] = None, max_test: Optional[int] = None) -> data.FederatedData:
-    """MNIST split iid over N clients (cached per process: each worker loads it once)."""
-    return data.federated_dataset("mnist", N, "iid", seed=seed, subsample=subsample, max_test=max_test)
+    """MNIST split iid over N clients (cached per process, :func:`fldp.data.cached_federated`:
+    each worker loads it once; read it, never change it)."""
+    return data.cached_federated("mnist", N, "iid", seed=seed, subsample=subsample, max_test=max_test)
 
 
 def nbafl_run(*, N: int, T: int, eps: Optional[float], delta: float, C: float, L: int, K: Optional[int] = None,

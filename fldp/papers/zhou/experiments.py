@@ -13,7 +13,6 @@ register's verdicts (``final_values``, ``best_of``, ``combine``).
 """
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any, Dict, Hashable, Mapping, Optional, Sequence
 
 import numpy as np
@@ -28,13 +27,12 @@ from . import algorithm as alg
 MODELS = {"logreg": models.MultinomialLogReg, "cnn_femnist": models.CNN.zhou_femnist}
 
 
-@lru_cache(maxsize=4)
 def federated_data(name: str, N: int, split: Optional[str], seed: int, subsample: Optional[int] = None,
                    max_test: Optional[int] = None, pixels: str = "unit") -> data.FederatedData:
     """``name`` (``"mnist"`` or ``"femnist"``) split over N clients by ``split`` (Zhou et al.,
     Sec. VII: ``"classes"``, two digits per client; None: the data set's default), cached per
-    process (each worker loads a split once)."""
-    return data.federated_dataset(name, N, split, seed=seed, subsample=subsample, max_test=max_test, pixels=pixels)
+    process (:func:`fldp.data.cached_federated`: each worker loads a split once; read it, never change it)."""
+    return data.cached_federated(name, N, split, seed=seed, subsample=subsample, max_test=max_test, pixels=pixels)
 
 
 def fedsgd_dpc_run(*, mechanism: str, eps: Optional[float], b: int, T: int, N: int = 10, delta: float = 1e-5,

@@ -9,6 +9,7 @@ from scipy import stats
 
 from fldp import accounting, data as fdata, engine, mechanisms, models
 from fldp.papers.adaptive_noise import algorithm as alg, theory as th
+from helpers import engine_schedule, plain_round
 
 
 # -- theory ------------------------------------------------------------------------------------
@@ -130,21 +131,26 @@ def _tiny():
 
 
 def test_round_matches_a_plain_per_client_reference():
+    """One round of the scheme against ``helpers.plain_round``: each client trained alone by
+    autograd on the engine's batches, its update perturbed by its own filtered noise, the
+    noisy updates averaged with weights n_k."""
     model, fd = _tiny()
     cfg = alg.config(scheme="ours", rounds=1, K=4, local_epochs=1, batch_size=16, seed=3)
     hook = alg.AdaptiveUplink(c=3.0, p=0.0)
     state = engine.init_state(model, fd, cfg)
     new, ctx = engine.round_step(model, fd, cfg, state, uplink=hook)
-    w = state.params
-    agg, total = torch.zeros_like(w), 0.0
-    for k in ctx.clients.tolist():
-        local = engine.local_train(model, w, fd, ctx.selected, cfg, 1, 0)[ctx.selected.tolist().index(k)]
+    assert torch.equal(ctx.clients, ctx.selected)  # no dropout: every selected client uploads
+
+    def perturb(k, update):
         g = [engine.generator(cfg.seed, "uplink", 1, k)]
-        noisy, _ = alg.perturb((local - w)[None], slices=alg.layer_slices(model), c=3.0, p=0.0, generators=g)
-        n_k = float(fd.counts[k])
-        agg += n_k * noisy[0]
-        total += n_k
-    torch.testing.assert_close(new.params, w + agg / total, rtol=1e-5, atol=1e-6)
+        noisy, _ = alg.perturb(update[None], slices=alg.layer_slices(model), c=3.0, p=0.0, generators=g)
+        return noisy[0]
+
+    want = plain_round(state.params, fd, ctx.selected,
+                       loss=lambda p, x, y: model.per_sample_loss(p[None], x[None], y[None])[0],
+                       lr=cfg.learning_rate, schedule=engine_schedule(cfg, fd, ctx.selected, 1), upload="update",
+                       noise=perturb, aggregation="weighted")
+    torch.testing.assert_close(new.params, want, rtol=1e-5, atol=1e-6)
 
 
 def test_c_zero_is_regular_fl_and_dp_baseline_noise_is_calibrated():

@@ -1,8 +1,10 @@
-"""The batched engine against a plain per-client reference written here with torch.nn.
+"""The batched engine against a plain per-client reference, the loss written here with torch.nn.
 
-The reference trains one ``nn.Sequential`` per client with ``torch.optim.SGD`` in a Python
-loop, exactly as a tutorial would; it borrows from the engine only the client ids and batch
-indices of each round (so both see the same data order), never its arithmetic.
+The reference is ``helpers.plain_round``: a Python loop over clients, each trained alone by
+autograd on the loss of an ``nn.Sequential`` (called on the flat parameters with
+``torch.func.functional_call``), exactly as a tutorial would; it borrows from the engine only
+the client ids and batch indices of each round (so both see the same data order), never its
+arithmetic.
 """
 import math
 
@@ -12,18 +14,11 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from fldp import engine, models
-from fldp.data import FederatedData
+from helpers import clip, engine_schedule, plain_round, toy_federation
 
 IN, HID, OUT = 12, 16, 3
 COUNTS = [10, 12, 7, 15, 9, 11]
-
-
-def toy_data(seed=0, counts=COUNTS):
-    g = torch.Generator().manual_seed(seed)
-    xs = [torch.randn(c, IN, generator=g) for c in counts]
-    ys = [torch.randint(0, OUT, (c,), generator=g) for c in counts]
-    rows, labels = torch.cat(xs), torch.cat(ys)
-    return FederatedData.from_clients(xs, ys, rows[:20], labels[:20])
+TOY = dict(features=IN, classes=OUT, per_client=True, test=20)  # toy_federation(counts, **TOY)
 
 
 def fixed_noise(shape, t, ids=None):
@@ -42,98 +37,33 @@ def fixed_downlink(ctx, w):
     return w + fixed_noise(w.shape, ctx.t + 100)
 
 
-def to_net(model, flat):
-    p = model.unflatten(flat[None])
+def nn_loss(model):
+    """Per-sample cross-entropy of an ``nn.Sequential`` MLP whose weights are the flat ``params``
+    (laid out as ``models.MLP``'s: w1 [IN, HID], b1, w2 [HID, OUT], b2)."""
     net = nn.Sequential(nn.Linear(IN, HID), nn.ReLU(), nn.Linear(HID, OUT))
-    with torch.no_grad():
-        net[0].weight.copy_(p["w1"][0].T)
-        net[0].bias.copy_(p["b1"][0])
-        net[2].weight.copy_(p["w2"][0].T)
-        net[2].bias.copy_(p["b2"][0])
-    return net
 
+    def loss(params, x, y):
+        p = {k: v[0] for k, v in model.unflatten(params[None]).items()}
+        weights = {"0.weight": p["w1"].T, "0.bias": p["b1"], "2.weight": p["w2"].T, "2.bias": p["b2"]}
+        return F.cross_entropy(torch.func.functional_call(net, weights, (x,)), y, reduction="none")
 
-def from_net(net):
-    return torch.cat([net[0].weight.detach().T.reshape(-1), net[0].bias.detach(),
-                      net[2].weight.detach().T.reshape(-1), net[2].bias.detach()])
-
-
-def flat_grad(net):
-    return torch.cat([net[0].weight.grad.T.reshape(-1), net[0].bias.grad,
-                      net[2].weight.grad.T.reshape(-1), net[2].bias.grad])
-
-
-def set_grad(net, flat):
-    p = {k: v[0] for k, v in models.MLP(IN, HID, OUT).unflatten(flat[None]).items()}
-    net[0].weight.grad, net[0].bias.grad = p["w1"].T.clone(), p["b1"].clone()
-    net[2].weight.grad, net[2].bias.grad = p["w2"].T.clone(), p["b2"].clone()
-
-
-def clip(v, bound, norm="l2"):
-    return v / max(1.0, float(v.norm(p=1 if norm == "l1" else 2)) / bound)
-
-
-def reference_step_gradient(net, x, y, scale, cfg):
-    """The step's gradient, one client, written as a tutorial would: the batch loss's
-    gradient (clipped for 'batch_grad'), or one backward per sample, each clipped and the
-    clipped gradients averaged ('sample_grad', DP-SGD's micro-batch loop)."""
-    if cfg.clip_mode == "sample_grad":
-        total = 0
-        for i in range(len(y)):
-            net.zero_grad()
-            F.cross_entropy(net(x[i:i + 1]), y[i:i + 1]).backward()
-            total = total + clip(flat_grad(net), cfg.clip, cfg.clip_norm)
-        return total * scale
-    net.zero_grad()
-    (F.cross_entropy(net(x), y, reduction="sum") * scale).backward()
-    g = flat_grad(net)
-    return clip(g, cfg.clip, cfg.clip_norm) if cfg.clip_mode == "batch_grad" else g
+    return loss
 
 
 def reference_run(model, data, cfg, w, noise):
-    """Plain FL: a Python loop over clients, one nn.Module and one optimizer each."""
-    step = 0
+    """Plain FL, round after round: ``helpers.plain_round`` on the clients and batches the
+    engine's seeds give, with the same fixed noise (per client, then at the server)."""
+    step, loss = 0, nn_loss(model)
     for t in range(1, cfg.num_rounds + 1):
         selected = engine.select_clients(cfg, data.num_clients, t)
-        schedule = list(engine.batch_schedule(data.counts[selected], cfg, engine.batch_generators(cfg, selected, t)))
-        uploads = []
-        for k, cid in enumerate(selected.tolist()):
-            x_i, y_i, _ = data.padded(torch.tensor([cid]))
-            net = to_net(model, w)
-            anchor = [p.detach().clone() for p in net.parameters()]
-            opt = torch.optim.SGD(net.parameters(), lr=1.0)
-            for s, (idx, wts) in enumerate(schedule):
-                rows = idx[k][wts[k] > 0]
-                if len(rows) == 0:
-                    continue
-                scale = float(wts[k][wts[k] > 0][0])  # 1/batch size, or 1/(q d_i) for Poisson
-                g = reference_step_gradient(net, x_i[0, rows], y_i[0, rows], scale, cfg)
-                if cfg.upload == "gradient":
-                    break
-                g = g + cfg.mu * torch.cat([(p - a).detach().T.reshape(-1) if p.ndim == 2 else (p - a).detach()
-                                            for p, a in zip(net.parameters(), anchor)])
-                set_grad(net, g)
-                for group in opt.param_groups:
-                    group["lr"] = cfg.learning_rate(step + s)
-                opt.step()
-            wi = g if cfg.upload == "gradient" else from_net(net)
-            if cfg.upload == "update":
-                wi = wi - w
-            if cfg.clip_mode == "params":
-                wi = clip(wi, cfg.clip)
-            if cfg.clip_mode == "update":
-                wi = clip(wi, cfg.clip) if cfg.upload == "update" else w + clip(wi - w, cfg.clip)
-            uploads.append(wi)
+        schedule = engine_schedule(cfg, data, selected, t)
+        uplink = (lambda c, u: u + fixed_noise((1, len(u)), t, torch.tensor([c]))[0]) if noise else None
+        downlink = (lambda v: v + fixed_noise(v.shape, t + 100)) if noise else None
+        w = plain_round(w, data, selected, loss=loss, lr=cfg.learning_rate, schedule=schedule, step=step,
+                        clip_mode=cfg.clip_mode, clip_bound=cfg.clip, clip_norm=cfg.clip_norm, mu=cfg.mu,
+                        upload=cfg.upload, noise=uplink, aggregation="weighted",
+                        server_lr=cfg.server_learning_rate(t), downlink=downlink)
         step += len(schedule)
-        uploads = torch.stack(uploads)
-        if noise:
-            uploads = uploads + fixed_noise(uploads.shape, t, selected)
-        p = data.counts[selected].float()
-        agg = (p[:, None] * uploads).sum(0) / p.sum()
-        eta = cfg.server_learning_rate(t)
-        w = {"params": w + eta * (agg - w), "update": w + eta * agg, "gradient": w - eta * agg}[cfg.upload]
-        if noise:
-            w = w + fixed_noise(w.shape, t + 100)
     return w
 
 
@@ -162,7 +92,7 @@ CASES = {
 @pytest.mark.parametrize("noise", [False, True], ids=["noise off", "fixed noise"])
 @pytest.mark.parametrize("case", CASES)
 def test_batched_engine_matches_per_client_reference(case, noise):
-    data = toy_data()
+    data = toy_federation(COUNTS, **TOY)
     model = models.MLP(IN, HID, OUT)
     cfg = engine.FLConfig(**{"num_rounds": 3, "lr": 0.1, "seed": 3, "noise": noise, **CASES[case]})
     w0 = model.init(torch.Generator().manual_seed(1))
@@ -174,7 +104,7 @@ def test_batched_engine_matches_per_client_reference(case, noise):
 
 
 def test_noise_switch_changes_result():
-    data, model = toy_data(), models.MLP(IN, HID, OUT)
+    data, model = toy_federation(COUNTS, **TOY), models.MLP(IN, HID, OUT)
     cfg = engine.FLConfig(num_rounds=2, local_steps=2, lr=0.1)
     a = engine.run(model, data, cfg, uplink=fixed_uplink).params
     b = engine.run(model, data, engine.with_config(cfg, noise=False), uplink=fixed_uplink).params
@@ -184,7 +114,7 @@ def test_noise_switch_changes_result():
 
 
 def gaussian_run(seed, sigma=0.05, **kw):
-    data, model = toy_data(), models.MLP(IN, HID, OUT)
+    data, model = toy_federation(COUNTS, **TOY), models.MLP(IN, HID, OUT)
     cfg = engine.FLConfig(num_rounds=3, local_epochs=1, batch_size=4, lr=0.1, clients_per_round=3,
                           seed=seed, **kw)
     return engine.run(model, data, cfg, uplink=engine.gaussian_uplink(sigma),
@@ -217,7 +147,7 @@ def test_client_selection():
 
 
 def test_aggregation_forms():
-    data = toy_data()
+    data = toy_federation(COUNTS, **TOY)
     uploads = torch.arange(6, dtype=torch.float32)[:2, None].repeat(1, 3) + 1  # rows of 1s and 2s
     clients = torch.tensor([0, 3])
     # p = counts/64: 10/64 and 15/64
@@ -229,7 +159,7 @@ def test_aggregation_forms():
 
 
 def test_dropout_removes_uploads():
-    data, model = toy_data(), models.MLP(IN, HID, OUT)
+    data, model = toy_federation(COUNTS, **TOY), models.MLP(IN, HID, OUT)
     cfg = engine.FLConfig(num_rounds=20, local_steps=1, lr=0.1, dropout=0.5, seed=2)
     hist = engine.run(model, data, cfg)
     sizes = [len(c) for c in hist.clients[1:]]
@@ -237,7 +167,7 @@ def test_dropout_removes_uploads():
 
 
 def test_grad_clipping_bounds_every_step():
-    data, model = toy_data(), models.MLP(IN, HID, OUT)
+    data, model = toy_federation(COUNTS, **TOY), models.MLP(IN, HID, OUT)
     w0 = model.init(torch.Generator().manual_seed(0))
     cfg = engine.FLConfig(num_rounds=1, local_steps=1, lr=1.0, clip=1e-3, clip_mode="batch_grad")
     out = engine.local_train(model, w0, data, torch.arange(6), cfg)
@@ -291,14 +221,14 @@ def test_bad_config_is_rejected_with_parameter_name(kw, name):
 
 @pytest.mark.parametrize("k", [0, 7])
 def test_clients_per_round_out_of_range(k):
-    data, model = toy_data(), models.MLP(IN, HID, OUT)
+    data, model = toy_federation(COUNTS, **TOY), models.MLP(IN, HID, OUT)
     cfg = engine.FLConfig(num_rounds=1, local_steps=1, clients_per_round=k)
     with pytest.raises(ValueError, match=r"clients_per_round=.* \[1, 6\]"):
         engine.run(model, data, cfg)
 
 
 def test_result_does_not_depend_on_client_chunk():
-    data, model = toy_data(), models.MLP(IN, HID, OUT)
+    data, model = toy_federation(COUNTS, **TOY), models.MLP(IN, HID, OUT)
     cfg = engine.FLConfig(num_rounds=2, local_epochs=2, batch_size=4, lr=0.1, mu=0.1)
     runs = [engine.run(model, data, engine.with_config(cfg, client_chunk=c)).params for c in (1, 4, 6)]
     assert torch.allclose(runs[0], runs[1], atol=1e-6) and torch.allclose(runs[0], runs[2], atol=1e-6)
@@ -319,7 +249,7 @@ def test_evaluate_matches_training_loss(name, kw):
 # -- per-sample clipping ----------------------------------------------------------------------
 @pytest.mark.parametrize("norm", ["l1", "l2"])
 def test_sample_and_batch_clipping_agree_at_batch_size_1_and_differ_otherwise(norm):
-    data, model = toy_data(), models.MLP(IN, HID, OUT)
+    data, model = toy_federation(COUNTS, **TOY), models.MLP(IN, HID, OUT)
     w0 = model.init(torch.Generator().manual_seed(0))
     out = {}
     for b in (1, 5):
@@ -397,7 +327,7 @@ def test_sampling_schemes_draw_the_sizes_the_papers_define():
 
 def test_step_counter_is_global_with_epochs_unequal_clients_and_K_of_N():
     """Bug fix: the counter handed to a callable lr went backwards between rounds."""
-    data, model = toy_data(counts=[3, 40, 5, 38, 4, 6]), models.MLP(IN, HID, OUT)
+    data, model = toy_federation([3, 40, 5, 38, 4, 6], **TOY), models.MLP(IN, HID, OUT)
     cfg = engine.FLConfig(num_rounds=6, local_epochs=1, batch_size=4, clients_per_round=2, seed=1,
                           lr=lambda s: 0.1 / (1 + s))
     seen = []
@@ -409,7 +339,7 @@ def test_step_counter_is_global_with_epochs_unequal_clients_and_K_of_N():
 
 # -- uploads, server step, hooks and observer ----------------------------------------------------
 def test_switching_noise_off_keeps_the_server_step():
-    data, model = toy_data(), models.MLP(IN, HID, OUT)
+    data, model = toy_federation(COUNTS, **TOY), models.MLP(IN, HID, OUT)
     cfg = engine.FLConfig(num_rounds=2, local_steps=1, upload="gradient", server_lr=0.3, noise=False)
     plain = engine.FLConfig(num_rounds=2, local_steps=1, upload="gradient", server_lr=1.0, noise=False)
     a = engine.run(model, data, cfg, uplink=engine.gaussian_uplink(1.0)).params
@@ -419,7 +349,7 @@ def test_switching_noise_off_keeps_the_server_step():
 
 
 def test_observer_sees_uploads_before_and_after_noise():
-    data, model = toy_data(), models.MLP(IN, HID, OUT)
+    data, model = toy_federation(COUNTS, **TOY), models.MLP(IN, HID, OUT)
     cfg = engine.FLConfig(num_rounds=2, local_steps=1, upload="update", clients_per_round=4, dropout=0.3, seed=4)
     rounds = []
     engine.run(model, data, cfg, uplink=engine.gaussian_uplink(0.5), observer=rounds.append)
@@ -432,7 +362,7 @@ def test_observer_sees_uploads_before_and_after_noise():
 
 
 def test_per_client_noise_is_not_shifted_by_dropouts():
-    data, model = toy_data(), models.MLP(IN, HID, OUT)
+    data, model = toy_federation(COUNTS, **TOY), models.MLP(IN, HID, OUT)
     noise = {}
     for p in (0.0, 0.5):
         cfg = engine.FLConfig(num_rounds=1, local_steps=1, dropout=p, seed=2)
@@ -444,7 +374,7 @@ def test_per_client_noise_is_not_shifted_by_dropouts():
 
 
 def test_laplace_uplink_scale_per_client():
-    data, model = toy_data(), models.MLP(IN, HID, OUT)
+    data, model = toy_federation(COUNTS, **TOY), models.MLP(IN, HID, OUT)
     cfg = engine.FLConfig(num_rounds=1, local_steps=1)
     scale = lambda ctx: 0.1 * (1 + ctx.clients.to(torch.float32))
     got = []
@@ -456,7 +386,7 @@ def test_laplace_uplink_scale_per_client():
 
 
 def test_median_clip_bound_is_the_rounds_median_update_norm():
-    data, model = toy_data(), models.MLP(IN, HID, OUT)
+    data, model = toy_federation(COUNTS, **TOY), models.MLP(IN, HID, OUT)
     cfg = engine.FLConfig(num_rounds=2, local_steps=2, upload="update", clip="median", clip_mode="update")
     rounds = []
     engine.run(model, data, cfg, observer=rounds.append)
@@ -467,7 +397,7 @@ def test_median_clip_bound_is_the_rounds_median_update_norm():
 
 
 def test_unbiased_aggregation_of_parameters_warns_when_sizes_differ():
-    data, model = toy_data(), models.MLP(IN, HID, OUT)
+    data, model = toy_federation(COUNTS, **TOY), models.MLP(IN, HID, OUT)
     cfg = engine.FLConfig(num_rounds=1, local_steps=1, clients_per_round=2, aggregation="unbiased")
     with pytest.warns(UserWarning, match="random factor"):
         engine.run(model, data, cfg)
@@ -479,7 +409,7 @@ def test_unbiased_aggregation_of_parameters_warns_when_sizes_differ():
 
 
 def test_grouping_unequal_clients_gives_the_same_model():
-    data = toy_data(counts=[2, 30, 3, 25, 4, 28])
+    data = toy_federation([2, 30, 3, 25, 4, 28], **TOY)
     model = models.MLP(IN, HID, OUT)
     for kw in (dict(local_epochs=2, batch_size=4), dict(local_steps=2)):
         cfg = engine.FLConfig(num_rounds=1, lr=0.1, mu=0.1, **kw)
@@ -490,7 +420,7 @@ def test_grouping_unequal_clients_gives_the_same_model():
 
 
 def test_history_records_who_uploaded_with_which_mechanism():
-    data, model = toy_data(), models.MLP(IN, HID, OUT)
+    data, model = toy_federation(COUNTS, **TOY), models.MLP(IN, HID, OUT)
     cfg = engine.FLConfig(num_rounds=3, local_steps=1, clients_per_round=3, seed=1)
     hist = engine.run(model, data, cfg, uplink=engine.gaussian_uplink(0.5, sensitivity=0.25))
     assert [r.round for r in hist.privacy] == [1, 2, 3]
@@ -518,7 +448,7 @@ def test_bad_new_config_is_rejected_with_parameter_name(kw, name):
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device on this machine")
 def test_cuda_run_matches_cpu():
-    data, model = toy_data(), models.MLP(IN, HID, OUT)
+    data, model = toy_federation(COUNTS, **TOY), models.MLP(IN, HID, OUT)
     cfg = engine.FLConfig(num_rounds=2, local_epochs=1, batch_size=4, clients_per_round=3)
     cpu = engine.run(model, data, cfg)
     gpu = engine.run(model, data, engine.with_config(cfg, device="cuda"))
@@ -527,7 +457,7 @@ def test_cuda_run_matches_cpu():
 
 
 def test_fused_mlp_step_equals_gradient_then_update():
-    data, model = toy_data(counts=[5, 9, 7, 9, 6, 8]), models.MLP(IN, HID, OUT)
+    data, model = toy_federation([5, 9, 7, 9, 6, 8], **TOY), models.MLP(IN, HID, OUT)
     plain = models.MLP(IN, HID, OUT)
     plain.sgd_step_ = None  # the generic path: gradient(), prox term, update
     w0 = model.init(torch.Generator().manual_seed(0))
@@ -553,7 +483,7 @@ def test_a_diverging_run_stops_and_says_where():
 def test_lagged_median_clip_is_the_median_of_all_earlier_rounds_norms():
     """clip="median_lagged": round t clips at the median of every unclipped upload norm of
     rounds 1..t-1 (round 1: its own), computed here by hand from the observed raw norms."""
-    data, model = toy_data(), models.MLP(IN, HID, OUT)
+    data, model = toy_federation(COUNTS, **TOY), models.MLP(IN, HID, OUT)
     cfg = engine.FLConfig(num_rounds=4, local_steps=2, upload="update", clip="median_lagged", clip_mode="update")
     rounds = []
     engine.run(model, data, cfg, observer=rounds.append)

@@ -8,53 +8,34 @@ import torch
 
 from fldp import accounting, data as fdata, engine, mechanisms, models
 from fldp.data import FederatedData
+from helpers import engine_schedule, plain_round, toy_federation
 from fldp.papers.li2021 import algorithm as alg, estimate as est, theory as th
 
 
-def toy(N=4, n=12, f=5, seed=0, sizes=None):
-    g = torch.Generator().manual_seed(seed)
-    counts = torch.tensor(sizes) if sizes else torch.full((N,), n)
-    total = int(counts.sum())
-    x = torch.randn(total, f, generator=g)
-    y = (x[:, 0] + 0.3 * torch.randn(total, generator=g) > 0).long()
-    return FederatedData(x, y, counts, x[:8], y[:8])
+TOY = dict(features=5, labels="noisy_sign", test=8)  # toy_federation(counts, **TOY)
 
 
 def reference_round(model, data, w, selected, t, step, cal, cfg, clip):
-    """One round of Algorithm 1 written out: each client alone, Q steps of autograd
-    mini-batch gradients clipped to G (the batch's or each sample's), eta at the global
-    step, then eq. (9)'s noise at the upload and (N/K) sum p_k w_k."""
-    schedule = list(engine.batch_schedule(data.counts[selected], cfg, engine.batch_generators(cfg, selected, t)))
-    uploads = []
-    for row, c in enumerate(selected.tolist()):
-        x, y = data.client(c)
-        wk = w.clone()
-        for s, (idx, _) in enumerate(schedule):
-            grads = []
-            for i in idx[row].tolist():
-                p = wk.clone().requires_grad_(True)
-                loss = model.per_sample_loss(p[None], x[i][None, None], y[i][None, None]).sum()
-                (g,) = torch.autograd.grad(loss, p)
-                grads.append(g * min(1.0, cal.G / float(g.norm())) if clip == "sample" else g)
-            p = wk.clone().requires_grad_(True)
-            (greg,) = torch.autograd.grad(model.regulariser(p[None]).sum(), p)
-            g = torch.stack(grads).mean(0) + greg
-            if clip == "batch":
-                g = g * min(1.0, cal.G / float(g.norm()))
-            wk = wk - (0.2 / (1 + 0.01 * (step + s))) * g
-        df = 4 * cfg.local_steps * cal.G * 0.2 / (1 + 0.01 * (step + cfg.local_steps))
-        Q, b = cfg.local_steps, cfg.batch_size  # per-sample clipping: one row moves its own step by 2G/b only
-        df = df * (Q - 1 + 1 / b) / Q if clip == "sample" else df
+    """One round of Algorithm 1 written out (``helpers.plain_round``): each client alone, Q
+    steps of autograd mini-batch gradients clipped to G (the batch's or each sample's), eta at
+    the global step, then eq. (9)'s noise at the upload and (N/K) sum p_k w_k."""
+    Q, b = cfg.local_steps, cfg.batch_size  # per-sample clipping: one row moves its own step by 2G/b only
+    df = 4 * Q * cal.G * 0.2 / (1 + 0.01 * (step + Q))
+    df = df * (Q - 1 + 1 / b) / Q if clip == "sample" else df
+
+    def noise(c, wk):
         gen = engine.generator(cfg.seed, "uplink", t, c)
-        uploads.append(wk + float(cal.z[c]) * df * mechanisms.gaussian_noise(wk.shape, sigma=1.0, generator=gen))
-    N, K = data.num_clients, len(selected)
-    p = data.counts.double() / data.counts.sum()
-    return (N / K) * sum(float(p[c]) * u for u, c in zip(uploads, selected.tolist()))
+        return wk + float(cal.z[c]) * df * mechanisms.gaussian_noise(wk.shape, sigma=1.0, generator=gen)
+
+    return plain_round(w, data, selected, loss=lambda p, x, y: model.per_sample_loss(p[None], x[None], y[None])[0],
+                       lr=lambda s: 0.2 / (1 + 0.01 * s), schedule=engine_schedule(cfg, data, selected, t), step=step,
+                       clip_mode="sample_grad" if clip == "sample" else "batch_grad", clip_bound=cal.G,
+                       regulariser=lambda p: model.regulariser(p[None]).sum(), noise=noise, aggregation="unbiased")
 
 
 @pytest.mark.parametrize("clip,sizes", [("batch", None), ("sample", [12, 9, 15, 10])])
 def test_rounds_match_per_client_reference(clip, sizes):
-    data = toy(sizes=sizes)
+    data = toy_federation(sizes or [12] * 4, **TOY)
     model = models.BinaryLogReg.li2021(5)
     Q, b, K, R = 3, 2, 2, 3
     cal = alg.calibrate(eps=4.0, n=data.counts.numpy(), N=4, K=K, Q=Q, b=b, rounds=R, delta=1e-3, clip=clip)
@@ -108,7 +89,7 @@ def test_accountant_calibration_meets_its_target():
 
 
 def test_run_spends_what_the_accountant_says():
-    data = toy(N=4, n=40)
+    data = toy_federation([40] * 4, **TOY)
     model = models.BinaryLogReg.li2021(5)
     hist, cal = alg.run(model, data, eps=1.0, Q=2, b=4, K=2, rounds=6, delta=1e-3)
     sp = alg.spent(hist, cal)
@@ -127,9 +108,9 @@ def test_run_spends_what_the_accountant_says():
 
 
 def test_scale_factor_of_unbiased_aggregation():
-    equal = toy(N=4, n=10)
+    equal = toy_federation([10] * 4, **TOY)
     np.testing.assert_allclose(alg.scale_factors(equal, K=2, rounds=5), 1.0)
-    unequal = toy(sizes=[30, 10, 10, 30])
+    unequal = toy_federation([30, 10, 10, 30], **TOY)
     f = alg.scale_factors(unequal, K=2, rounds=40)
     assert set(np.round(f, 6)) <= {0.5, 1.0, 1.5}  # 2 * (p_i + p_j), p in {0.375, 0.125}
     assert f.std() > 0.2
@@ -140,7 +121,7 @@ def test_scale_factor_of_unbiased_aggregation():
     (dict(eps=0.0), "eps"), (dict(delta=1.0), "delta"), (dict(delta=0.0), "delta"),
 ])
 def test_bad_parameters_name_themselves(kwargs, name):
-    data = toy(N=4, n=12)
+    data = toy_federation([12] * 4, **TOY)
     model = models.BinaryLogReg.li2021(5)
     args = dict(eps=1.0, Q=1, b=1, K=2, rounds=1) | kwargs
     with pytest.raises(ValueError, match=rf"\b{name}\b"):

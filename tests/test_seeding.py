@@ -6,14 +6,11 @@ import pytest
 import torch
 
 from fldp import engine, seeding
-from fldp.data import FederatedData
+from helpers import toy_federation
 
 
-def _data(counts=(30, 7, 52, 18, 40, 11)):
-    g = torch.Generator().manual_seed(0)
-    counts = torch.tensor(counts)
-    x = torch.randn(int(counts.sum()), 4, generator=g)
-    return FederatedData(x, (x[:, 0] > 0).long(), counts, x[:5], (x[:5, 0] > 0).long())
+COUNTS = (30, 7, 52, 18, 40, 11)
+TOY = dict(features=4, labels="sign", test=5)  # toy_federation(COUNTS, **TOY)
 
 
 def _batches(cfg, data, clients, t=1):
@@ -30,7 +27,7 @@ def _batches(cfg, data, clients, t=1):
     dict(local_steps=4, sampling="poisson", sample_rate=0.25),              # DP-SGD sampling
 ])
 def test_a_clients_batches_do_not_depend_on_who_else_is_selected(kw):
-    data, cfg = _data(), engine.FLConfig(num_rounds=1, seed=3, **kw)
+    data, cfg = toy_federation(COUNTS, **TOY), engine.FLConfig(num_rounds=1, seed=3, **kw)
     alone = _batches(cfg, data, [2])[2]
     with_small = _batches(cfg, data, [1, 2, 5])[2]      # the others are smaller (less padding)
     with_all = _batches(cfg, data, [0, 1, 2, 3, 4, 5])[2]
@@ -47,7 +44,7 @@ def test_a_clients_noise_and_model_do_not_depend_on_K_or_the_noise_level():
     in sigma only share every client's batches (the paired comparison the register relies on)."""
     from fldp import mechanisms, models
 
-    data, model = _data(), models.MLP(4, 6, 2)
+    data, model = toy_federation(COUNTS, **TOY), models.MLP(4, 6, 2)
     seen = {}
 
     def observer(key):

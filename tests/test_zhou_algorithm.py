@@ -7,42 +7,31 @@ import pytest
 import torch
 
 from fldp import accounting, engine, mechanisms, models
-from fldp.data import FederatedData
 from fldp.papers.zhou import algorithm as alg
+from helpers import plain_round, toy_federation
 
 
-def toy(N=4, n=6, f=5, classes=3, seed=0):
-    g = torch.Generator().manual_seed(seed)
-    x = torch.randn(N * n, f, generator=g) * 2
-    y = torch.randint(0, classes, (N * n,), generator=g)
-    return FederatedData(x, y, torch.full((N,), n), x[:4], y[:4])
+TOY = dict(features=5, x_scale=2.0, test=4)  # toy_federation(counts, **TOY)
 
 
 def reference_round(model, data, w, clients, t, cal, lr, lr_decay, seed, norm):
-    """One round of Algorithm 1 written out: each client's mean of per-sample clipped
-    gradients (autograd, one sample at a time), its own noise, (N/b) sum d_i/d, eta_t."""
-    replies = []
-    for c in clients.tolist():
-        x, y = data.client(c)
-        grads = []
-        for k in range(len(y)):
-            p = w.clone().requires_grad_(True)
-            loss = model.per_sample_loss(p[None], x[k][None, None], y[k][None, None]).sum()
-            (g,) = torch.autograd.grad(loss, p)
-            size = g.abs().sum() if norm == "l1" else g.norm()
-            grads.append(g * min(1.0, cal.xi / float(size)))
-        reply = torch.stack(grads).mean(0)
+    """One round of Algorithm 1 written out (``helpers.plain_round``): each client's mean of
+    per-sample clipped gradients over all its rows (autograd, one sample at a time), its own
+    noise, (N/b) sum d_i/d, eta_t."""
+    def noise(c, reply):
         gen = engine.generator(seed, "uplink", t, c)
-        draw = mechanisms.laplace_noise if cal.mechanism == "laplace" else mechanisms.gaussian_noise
-        replies.append(reply + cal.scale * draw(reply.shape, 1.0, gen, dtype=reply.dtype))
-    N, b = data.num_clients, len(clients)
-    agg = (N / b) * sum(r * (data.counts[c] / data.counts.sum()) for r, c in zip(replies, clients.tolist()))
-    return w - lr / (1 + lr_decay * (t - 1)) * agg
+        if cal.mechanism == "laplace":
+            return reply + cal.scale * mechanisms.laplace_noise(reply.shape, scale=1.0, generator=gen, dtype=reply.dtype)
+        return reply + cal.scale * mechanisms.gaussian_noise(reply.shape, sigma=1.0, generator=gen, dtype=reply.dtype)
+
+    return plain_round(w, data, clients, loss=lambda p, x, y: model.per_sample_loss(p[None], x[None], y[None])[0],
+                       clip_mode="sample_grad", clip_bound=cal.xi, clip_norm=norm, upload="gradient", noise=noise,
+                       aggregation="unbiased", server_lr=lr / (1 + lr_decay * (t - 1)))
 
 
 @pytest.mark.parametrize("mechanism,norm", [("laplace", "l1")])
 def test_rounds_match_per_client_reference(mechanism, norm):
-    data, model = toy(), models.MultinomialLogReg(in_features=5, num_classes=3)
+    data, model = toy_federation([6] * 4, **TOY), models.MultinomialLogReg(in_features=5, num_classes=3)
     N, b, T, seed = 4, 2, 3, 7
     cal = alg.calibrate(mechanism=mechanism, eps=2.0, b=b, T=T, N=N, d_i=6, xi=1.5)
     cfg = alg.config(mechanism=mechanism, b=b, T=T, xi=1.5, lr=0.3, lr_decay=0.5, seed=seed)
@@ -56,7 +45,7 @@ def test_rounds_match_per_client_reference(mechanism, norm):
 
 
 def test_gaussian_reply_is_poisson_sampled_and_accounted():
-    data, model = toy(n=50), models.MultinomialLogReg(in_features=5, num_classes=3)
+    data, model = toy_federation([50] * 4, **TOY), models.MultinomialLogReg(in_features=5, num_classes=3)
     hist, cal = alg.run(model, data, mechanism="gaussian", eps=1.0, b=2, T=4, q=0.2, xi=1.0,
                         rule="accountant", seed=1, eval_every=4)
     ev = hist.privacy[0].uplink[0]
@@ -108,7 +97,7 @@ def test_uplink_sampling_prob_wraps_event():
     hook = engine.gaussian_uplink(1.0, sensitivity=0.5, sampling_prob=0.1)
     with pytest.raises(ValueError, match="sampling_prob"):
         engine.gaussian_uplink(1.0, sensitivity=0.5, sampling_prob=0.0)
-    data, model = toy(), models.MultinomialLogReg(in_features=5, num_classes=3)
+    data, model = toy_federation([6] * 4, **TOY), models.MultinomialLogReg(in_features=5, num_classes=3)
     cfg = engine.FLConfig(num_rounds=1, local_steps=1, sampling="poisson", sample_rate=0.1,
                           upload="gradient", clip=1.0, clip_mode="sample_grad")
     _, ctx = engine.round_step(model, data, cfg, engine.init_state(model, data, cfg), uplink=hook)

@@ -4,19 +4,15 @@ import pytest
 import torch
 
 from fldp import estimates, models
-from fldp.data import FederatedData
 from fldp.papers.zhou import estimate as E
+from helpers import toy_federation
 
 
-def toy(N=3, n=20, f=6, classes=3, seed=0):
-    g = torch.Generator().manual_seed(seed)
-    x = torch.rand(N * n, f, generator=g)
-    y = torch.randint(0, classes, (N * n,), generator=g)
-    return FederatedData(x, y, torch.full((N,), n), x[:5], y[:5])
+TOY = dict(features=6, x="uniform", test=5)  # toy_federation(counts, **TOY)
 
 
 def test_gradient_statistics_match_softmax_closed_form():
-    data, model = toy(), models.MultinomialLogReg(in_features=6, num_classes=3)
+    data, model = toy_federation([20] * 3, **TOY), models.MultinomialLogReg(in_features=6, num_classes=3)
     w = model.init(torch.Generator().manual_seed(1)) * 3
     st = E.gradient_statistics(model, w, data, chunk=7)
     for i in range(3):
@@ -32,7 +28,7 @@ def test_gradient_statistics_match_softmax_closed_form():
 
 def test_secant_curvature_of_a_quadratic_is_its_hessian_along_the_step():
     # one-class-free check: the secant of a smooth convex loss lies in [min, max] curvature
-    data, model = toy(), models.MultinomialLogReg(in_features=6, num_classes=3)
+    data, model = toy_federation([20] * 3, **TOY), models.MultinomialLogReg(in_features=6, num_classes=3)
     a = torch.zeros(model.dim)
     b = a + 1e-3 * torch.randn(model.dim, generator=torch.Generator().manual_seed(2))
     s = E.secant_curvature(model, a, b, data)
@@ -43,7 +39,7 @@ def test_secant_curvature_of_a_quadratic_is_its_hessian_along_the_step():
 
 
 def test_estimate_constants_recipe():
-    data, model = toy(n=30), models.MultinomialLogReg(in_features=6, num_classes=3)
+    data, model = toy_federation([30] * 3, **TOY), models.MultinomialLogReg(in_features=6, num_classes=3)
     c = E.estimate_constants(model, data, T_traj=4, local_steps=30, stat_points=2, hessian_points=1)
     assert 0 < c["mu"] <= c["lam"] and c["gamma"] == pytest.approx(2 * c["lam"] / c["mu"])
     assert c["p"] == 18 and c["d"] == 90 and c["N"] == 3 and len(c["Lambda"]) == 3

@@ -5,8 +5,8 @@ import pytest
 import torch
 
 from fldp import accounting, engine, mechanisms, models
-from fldp.data import FederatedData
 from fldp.papers.wei2020 import algorithm as nbafl
+from helpers import toy_federation
 
 C_DELTA_001 = math.sqrt(2 * math.log(125))  # c at delta = 0.01: 3.1072...
 
@@ -38,15 +38,11 @@ def test_krandom_undefined_b_gives_zero_server_noise():
     assert cal.sigma_D == 0 and "b undefined" in cal.rule
 
 
-def toy():
-    g = torch.Generator().manual_seed(0)
-    xs = [torch.randn(20, 8, generator=g) for _ in range(4)]
-    ys = [torch.randint(0, 3, (20,), generator=g) for _ in range(4)]
-    return FederatedData.from_clients(xs, ys, torch.cat(xs), torch.cat(ys))
+TOY = dict(counts=[20] * 4, features=8, per_client=True)  # 4 clients of 20 rows, all rows as test set
 
 
 def test_run_spends_what_the_calibration_says_and_private_false_is_the_plain_engine():
-    data, model = toy(), models.MLP(8, 6, 3)
+    data, model = toy_federation(**TOY), models.MLP(8, 6, 3)
     hist, cal = nbafl.run(model, data, T=3, eps=5.0, delta=0.01, C=1.0, L=1, lr=0.1, batch_size=5)
     spent = accounting.spent(hist, delta=0.01)
     assert spent.eps == pytest.approx(cal.eps_run, rel=1e-9) and spent.uploads == {i: 3 for i in range(4)}
@@ -60,7 +56,7 @@ def test_run_spends_what_the_calibration_says_and_private_false_is_the_plain_eng
 def test_accountant_calibration_spends_its_target(where):
     """Calibrated by inversion to a whole-run target, the run's realised spend is the target
     (uplink: T uploads of sensitivity 2C/m; server: T broadcasts of sensitivity 2C/(mN))."""
-    data, model = toy(), models.MLP(8, 6, 3)
+    data, model = toy_federation(**TOY), models.MLP(8, 6, 3)
     cal = nbafl.calibrate_accountant(eps=2.0, delta=1e-5, C=1.0, N=4, T=3, m=data.m, where=where)
     sens = 2 * 1.0 / data.m if where == "uplink" else 2 * 1.0 / (data.m * 4)
     sigma = cal.sigma_U if where == "uplink" else cal.sigma_D
@@ -106,7 +102,7 @@ def test_accountant_calibration_to_the_clipping_sensitivity_2C():
 def test_a_run_calibrated_to_2C_spends_its_target_against_2C():
     """The engine records each upload against the calibration's sensitivity (2C), so the run's
     realised spend is the target; the uploads are clipped to C, so 2C holds for any solver."""
-    data, model = toy(), models.MLP(8, 6, 3)
+    data, model = toy_federation(**TOY), models.MLP(8, 6, 3)
     cal = nbafl.calibrate_accountant(eps=2.0, delta=1e-5, C=1.0, N=4, T=3, m=data.m, sensitivity="2C")
     hist, used = nbafl.run(model, data, T=3, lr=0.1, batch_size=5, calibration=cal)
     assert used.sensitivity_U == 2.0

@@ -16,7 +16,12 @@ Models (paper -> class):
   -> :class:`BinaryLogReg`
 * Adaptive CLT noise paper, Sec. 5: 2 conv + 2 fully connected layers -> :class:`CNN`
 * Zhou et al., Sec. VII-A: FEMNIST CNN, 2 conv + 1 fully connected layer, 110,526
-  parameters -> :meth:`CNN.zhou_femnist` (``make_model("zhou_cnn")``)
+  parameters -> a :class:`CNN` configured by :func:`fldp.papers.zhou.algorithm.femnist_cnn`
+* Li, Chang, Chi's regulariser (``lambda ||w||^2``, bias outside the norm) -> a
+  :class:`BinaryLogReg` configured by :func:`fldp.papers.li2021.algorithm.logreg`
+
+A paper's configuration of a shared model lives in the paper's home; this module holds only
+the shared classes.
 
 The two logistic regressions also provide closed-form gradients (:meth:`Model.grad`),
 which the engine uses instead of autograd: that removes most of the per-step overhead in
@@ -241,8 +246,8 @@ class BinaryLogReg(Model):
     ``l2_scale * l2 * ||.||^2`` over w, and over the bias too when ``penalize_bias``.  The
     default (lambda/2 ||(w, b)||^2) is the textbook form.  Li et al. write
     ``lambda ||w||^2`` with the bias b outside the norm (their y_hat = 1/(1 + exp(-w^T x + b))
-    only flips b's sign): :meth:`li2021` builds that model (``l2_scale=1``,
-    ``penalize_bias=False``), whose strong convexity from the regulariser is 2 lambda.
+    only flips b's sign): :func:`fldp.papers.li2021.algorithm.logreg` builds that model
+    (``l2_scale=1``, ``penalize_bias=False``), whose strong convexity from the regulariser is 2 lambda.
     """
 
     def __init__(self, in_features: int, l2: float = 1e-4, bias: bool = True, *,
@@ -260,11 +265,6 @@ class BinaryLogReg(Model):
         if bias and not self.penalize_bias:
             mask[-1] = 0.0
         self._penalty = mask  # the coordinates the regulariser covers
-
-    @classmethod
-    def li2021(cls, in_features: int, l2: float = 1e-4) -> "BinaryLogReg":
-        """Li, Chang, Chi 2020, Sec. 4.1: ``lambda ||w||^2``, the bias not penalised."""
-        return cls(in_features, l2, bias=True, l2_scale=1.0, penalize_bias=False)
 
     @property
     def strong_convexity(self) -> float:
@@ -317,7 +317,7 @@ class CNN(Model):
     * Default, adaptive CLT noise paper, Sec. 5: 5x5 convolutions without padding (32, 64
       channels), one hidden layer of 512 ReLU units, 10 outputs.  The paper gives the layer
       types but not the widths; these are McMahan et al.'s (2017) MNIST CNN widths.
-    * :meth:`zhou_femnist`, Zhou et al., Sec. VII-A: 5x5 'same' convolutions with 16 and 32
+    * :func:`fldp.papers.zhou.algorithm.femnist_cnn`, Zhou et al., Sec. VII-A: 5x5 'same' convolutions with 16 and 32
       channels (416 and 12,832 parameters), no hidden layer, one output layer of
       1,569 x 62 = 97,278 parameters: 110,526 in all.
 
@@ -354,13 +354,6 @@ class CNN(Model):
             self.shapes[f"fc{i}"], self.shapes[f"fb{i}"] = (a, b), (b,)
         self._fc = len(widths) - 1  # number of fully connected layers (1 or 2)
         super().__init__()
-
-    @classmethod
-    def zhou_femnist(cls, **overrides) -> "CNN":
-        """Zhou et al., Sec. VII-A (FEMNIST): 110,526 parameters = conv 1->16 (416) +
-        conv 16->32 (12,832) + fully connected 7*7*32 -> 62 (1,569 x 62 = 97,278)."""
-        kw = dict(channels=(16, 32), hidden=None, num_classes=62, kernel_size=5, padding="same")
-        return cls(**{**kw, **overrides})
 
     def _fan_in(self, name, shape):
         s = self.shapes
@@ -411,13 +404,12 @@ def sample_weights(mask, weights, c, b, dtype, device=None):
     return m / m.sum(dim=1, keepdim=True).clamp_min(1)
 
 
-MODELS = {"mlp": MLP, "logreg": MultinomialLogReg, "binary_logreg": BinaryLogReg, "cnn": CNN,
-          "zhou_cnn": CNN.zhou_femnist}
+MODELS = {"mlp": MLP, "logreg": MultinomialLogReg, "binary_logreg": BinaryLogReg, "cnn": CNN}
 
 
 def make_model(name: str, **kwargs) -> Model:
-    """Build a model by name: ``mlp``, ``logreg``, ``binary_logreg``, ``cnn`` or
-    ``zhou_cnn`` (:meth:`CNN.zhou_femnist`, Zhou et al.'s 110,526-parameter FEMNIST CNN;
-    keyword arguments override its settings)."""
+    """Build a shared model by name: ``mlp``, ``logreg``, ``binary_logreg`` or ``cnn``
+    (keyword arguments go to its constructor).  A paper's own model lives in its home, e.g.
+    :func:`fldp.papers.zhou.algorithm.femnist_cnn` and :func:`fldp.papers.li2021.algorithm.logreg`."""
     validate.choice("model", name, MODELS)
     return MODELS[name](**kwargs)

@@ -24,21 +24,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence, TextIO
 
+from fldp import papers
 from fldp.results import PROJECT_ROOT, atomic_write_bytes
 
 DEFAULT_RESULTS_DIR = PROJECT_ROOT / "results"
 DEFAULT_OUTPUT = PROJECT_ROOT / "REPORT.md"
 
 #: Papers in the order the register lists them; any other paper follows, alphabetically.
-PAPER_ORDER = ("wei2020", "zhou", "li2021", "adaptive_noise", "benchmark")
-PAPER_NAMES = {
-    "wei2020": "Wei et al. 2020 (NbAFL)",
-    "zhou": "Zhou et al. (FedSGD-DPC)",
-    "li2021": "Li, Chang & Chi (Secure FedAvg)",
-    "adaptive_noise": "Adaptive CLT noise perturbation",
-    "benchmark": "Benchmark",
-    "baseline": "FedAvg baseline (no DP)",
-}
+#: The papers (as :data:`fldp.papers.PAPERS` orders them), then the chapters that are not a paper's.
+PAPER_ORDER = (*papers.PAPERS, "benchmark")
+PAPER_NAMES = {**papers.titles(), "benchmark": "Benchmark", "baseline": "FedAvg baseline (no DP)"}
 #: Floats in the Measured and Expected columns are rounded to this many significant digits.
 SIGNIFICANT_DIGITS = 4
 SKIPPED_DIRS = ("runs",)  # results/runs/: the sweep store, not committed

@@ -127,10 +127,10 @@ def open_app(context, url: str, ready: str, tries: int = 3):
 
 
 def shown(page, key: str) -> str:
-    return page.inner_text(f".fldp-nbafl-table .fldp-value[data-key='{key}']").strip()
+    return page.inner_text(f".fldp-wei2020-table .fldp-value[data-key='{key}']").strip()
 
 
-def test_nbafl_eps_slider_updates_sigmas_and_plot(voila):
+def test_wei2020_eps_slider_updates_sigmas_and_plot(voila):
     from playwright.sync_api import sync_playwright
 
     url, log = voila
@@ -141,9 +141,9 @@ def test_nbafl_eps_slider_updates_sigmas_and_plot(voila):
         try:
             context = browser.new_context(viewport={"width": 1400, "height": 1300})
             context.route("**/*", lambda route: route.continue_() if _loopback(route.request.url) else route.abort())
-            page = open_app(context, url, ".fldp-nbafl-table .fldp-value[data-key='sigma_U']")
-            plot = page.locator("img.fldp-nbafl-plot")
-            page.wait_for_function("() => { const i = document.querySelector('img.fldp-nbafl-plot');"
+            page = open_app(context, url, ".fldp-wei2020-table .fldp-value[data-key='sigma_U']")
+            plot = page.locator("img.fldp-wei2020-plot")
+            page.wait_for_function("() => { const i = document.querySelector('img.fldp-wei2020-plot');"
                                    " return i && i.src && i.naturalWidth > 0; }", timeout=TIMEOUT_MS)
             before = {k: shown(page, k) for k in ("sigma_U", "sigma_D", "sigma_A")}
             src_before = plot.get_attribute("src")
@@ -151,32 +151,32 @@ def test_nbafl_eps_slider_updates_sigmas_and_plot(voila):
             assert before["sigma_U"] == _base.fmt(th.sigma_uplink(C=20.0, m=1200, eps=60.0, L=1, delta=0.01))
 
             # drag the eps slider's handle past the right end of its track: eps = its maximum, 200
-            page.evaluate("""() => { window.__fldp = {src: document.querySelector('img.fldp-nbafl-plot').src};
+            page.evaluate("""() => { window.__fldp = {src: document.querySelector('img.fldp-wei2020-plot').src};
                 new MutationObserver(() => { window.__fldp.redrawn = performance.now(); })
-                  .observe(document.querySelector('img.fldp-nbafl-plot'), {attributes: true, attributeFilter: ['src']});
+                  .observe(document.querySelector('img.fldp-wei2020-plot'), {attributes: true, attributeFilter: ['src']});
                 document.addEventListener('mouseup', () => { window.__fldp.released = performance.now(); }, true); }""")
-            handle = page.locator(".fldp-nbafl-eps .noUi-handle")
-            track = page.locator(".fldp-nbafl-eps .noUi-target").bounding_box()
+            handle = page.locator(".fldp-wei2020-eps .noUi-handle")
+            track = page.locator(".fldp-wei2020-eps .noUi-target").bounding_box()
             box = handle.bounding_box()
             page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
             page.mouse.down()
             page.mouse.move(track["x"] + track["width"] + 50, box["y"] + box["height"] / 2, steps=8)
             page.mouse.up()
             page.wait_for_function("() => window.__fldp.redrawn !== undefined && "
-                                   "document.querySelector('img.fldp-nbafl-plot').src !== window.__fldp.src",
+                                   "document.querySelector('img.fldp-wei2020-plot').src !== window.__fldp.src",
                                    timeout=TIMEOUT_MS)
             latency_ms = page.evaluate("() => window.__fldp.redrawn - window.__fldp.released")
             c = th.gaussian_c(delta=0.01)
             want = {"sigma_U": th.sigma_uplink(C=20.0, m=1200, eps=200.0, L=1, c=c),
                     "sigma_D": th.sigma_downlink(C=20.0, m=1200, N=50, T=25, L=1, eps=200.0, c=c),
                     "sigma_A": th.sigma_aggregate(C=20.0, m=1200, N=50, T=25, L=1, eps=200.0, c=c)}
-            page.wait_for_function(f"() => document.querySelector(\".fldp-nbafl-table .fldp-value[data-key='sigma_U']\")"
+            page.wait_for_function(f"() => document.querySelector(\".fldp-wei2020-table .fldp-value[data-key='sigma_U']\")"
                                    f".innerText.trim() === '{_base.fmt(want['sigma_U'])}'", timeout=TIMEOUT_MS)
             after = {k: shown(page, k) for k in want}
             assert after == {k: _base.fmt(float(v)) for k, v in want.items()}, (before, after)
             assert after != before
             assert plot.get_attribute("src") != src_before
-            page.screenshot(path=str(BUILD / "explore_nbafl.png"), full_page=True)
+            page.screenshot(path=str(BUILD / "explore_wei2020.png"), full_page=True)
         finally:
             browser.close()
     seconds = time.perf_counter() - t0

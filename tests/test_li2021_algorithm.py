@@ -36,7 +36,7 @@ def reference_round(model, data, w, selected, t, step, cal, cfg, clip):
 @pytest.mark.parametrize("clip,sizes", [("batch", None), ("sample", [12, 9, 15, 10])])
 def test_rounds_match_per_client_reference(clip, sizes):
     data = toy_federation(sizes or [12] * 4, **TOY)
-    model = models.BinaryLogReg.li2021(5)
+    model = alg.logreg(5)
     Q, b, K, R = 3, 2, 2, 3
     cal = alg.calibrate(eps=4.0, n=data.counts.numpy(), N=4, K=K, Q=Q, b=b, rounds=R, delta=1e-3, clip=clip)
     cfg = alg.config(Q=Q, b=b, K=K, rounds=R, clip=clip, seed=5)
@@ -90,7 +90,7 @@ def test_accountant_calibration_meets_its_target():
 
 def test_run_spends_what_the_accountant_says():
     data = toy_federation([40] * 4, **TOY)
-    model = models.BinaryLogReg.li2021(5)
+    model = alg.logreg(5)
     hist, cal = alg.run(model, data, eps=1.0, Q=2, b=4, K=2, rounds=6, delta=1e-3)
     sp = alg.spent(hist, cal)
     uploads = np.bincount([c for rec in hist.privacy for c in rec.clients], minlength=4)
@@ -122,7 +122,7 @@ def test_scale_factor_of_unbiased_aggregation():
 ])
 def test_bad_parameters_name_themselves(kwargs, name):
     data = toy_federation([12] * 4, **TOY)
-    model = models.BinaryLogReg.li2021(5)
+    model = alg.logreg(5)
     args = dict(eps=1.0, Q=1, b=1, K=2, rounds=1) | kwargs
     with pytest.raises(ValueError, match=rf"\b{name}\b"):
         alg.run(model, data, **args)
@@ -134,7 +134,7 @@ def test_Q_times_b_above_a_client_is_refused():
 
 
 def test_li2021_model_regulariser_is_lambda_w_squared_without_bias():
-    m = models.BinaryLogReg.li2021(3, l2=0.1)
+    m = alg.logreg(3, l2=0.1)
     w = torch.tensor([[1.0, 2.0, -2.0, 5.0]])  # (w, b)
     assert float(m.regulariser(w)) == pytest.approx(0.1 * 9.0)  # lambda ||w||^2, b free
     assert m.strong_convexity == pytest.approx(0.2)
@@ -164,7 +164,7 @@ def test_constants_on_a_problem_with_known_answers():
     x = torch.tensor([[1.0], [2.0], [-1.0], [-2.0]])
     y = torch.tensor([1, 1, 0, 0])
     data = FederatedData(x, y, torch.tensor([2, 2]), x, y)
-    m = models.BinaryLogReg.li2021(1, l2=0.05)
+    m = alg.logreg(1, l2=0.05)
     c = est.estimate_constants(m, data)
     assert c.one_class_clients == 2 and c.Gamma == pytest.approx(c.F_star)
     # L: lambda_max of [[x^2, x], [x, 1]] averaged / 4 + 2 lambda, client 1: [[2.5, 1.5], [1.5, 1]]

@@ -7,6 +7,7 @@ import torch.nn.functional as F
 
 from fldp import engine, models
 from fldp.data import FederatedData
+from fldp.papers.zhou import algorithm as zhou_alg
 
 
 def layer_sizes(model):
@@ -14,7 +15,7 @@ def layer_sizes(model):
 
 
 def test_parameter_counts_are_the_papers():
-    model = models.CNN.zhou_femnist()
+    model = zhou_alg.femnist_cnn()
     sizes = layer_sizes(model)
     assert model.dim == 110_526
     assert sizes["conv1"] + sizes["cb1"] == 416  # 16 x (1 x 5 x 5) + 16
@@ -22,8 +23,9 @@ def test_parameter_counts_are_the_papers():
     assert sizes["fc1"] + sizes["fb1"] == 97_278 == 1_569 * 62  # (7*7*32 + 1) x 62
     assert list(model.shapes) == ["conv1", "cb1", "conv2", "cb2", "fc1", "fb1"]  # no hidden layer
     assert model.num_classes == 62
-    built = models.make_model("zhou_cnn")
-    assert isinstance(built, models.CNN) and built.dim == 110_526 and built.shapes == model.shapes
+    # the paper's model is the shared CNN with the paper's settings, nothing more
+    built = models.make_model("cnn", channels=(16, 32), hidden=None, num_classes=62, padding="same")
+    assert isinstance(model, models.CNN) and built.dim == 110_526 and built.shapes == model.shapes
 
 
 def test_default_cnn_layout_is_unchanged():
@@ -37,7 +39,7 @@ def test_default_cnn_layout_is_unchanged():
 
 
 def test_init_bounds_follow_fan_in():
-    model = models.CNN.zhou_femnist()
+    model = zhou_alg.femnist_cnn()
     p = model.unflatten(model.init(torch.Generator().manual_seed(0))[None])
     for name, fan_in in (("conv1", 25), ("cb1", 25), ("conv2", 400), ("cb2", 400), ("fc1", 1568), ("fb1", 1568)):
         bound = 1 / math.sqrt(fan_in)
@@ -46,7 +48,7 @@ def test_init_bounds_follow_fan_in():
 
 
 def test_forward_shape_and_matches_per_client_modules():
-    model = models.CNN.zhou_femnist()
+    model = zhou_alg.femnist_cnn()
     g = torch.Generator().manual_seed(0)
     params = torch.stack([model.init(g) for _ in range(2)])
     x = torch.rand(2, 4, 784, generator=g)
@@ -90,7 +92,7 @@ def clip(v, bound, norm):
 def test_per_sample_clipped_gradient_matches_a_loop(norm):
     """engine.gradient's torch.func path (vmap over clients and samples) against one
     autograd backward per sample."""
-    model = models.CNN.zhou_femnist()
+    model = zhou_alg.femnist_cnn()
     g = torch.Generator().manual_seed(0)
     params = torch.stack([model.init(g) for _ in range(2)])
     x = torch.rand(2, 3, 784, generator=g)
@@ -112,7 +114,7 @@ def test_per_sample_clipped_gradient_matches_a_loop(norm):
 
 def test_local_training_with_l1_sample_clipping_runs():
     """One FedSGD-style round on random 62-class data: the model plugs into the engine."""
-    model = models.make_model("zhou_cnn")
+    model = zhou_alg.femnist_cnn()
     g = torch.Generator().manual_seed(0)
     xs = [torch.rand(n, 784, generator=g) for n in (4, 3)]
     ys = [torch.randint(0, 62, (n,), generator=g) for n in (4, 3)]

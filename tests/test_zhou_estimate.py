@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import torch
 
-from fldp import estimates, models
+from fldp import curvature, models
 from fldp.papers.zhou import estimate as E
 from helpers import toy_federation
 
@@ -34,7 +34,7 @@ def test_secant_curvature_of_a_quadratic_is_its_hessian_along_the_step():
     s = E.secant_curvature(model, a, b, data)
     for i in range(3):
         x, y = data.client(i)
-        top, _ = estimates.hessian_top_eigenvalue(model, a, x, y, iters=200, tol=1e-8)
+        top, _ = curvature.hessian_top_eigenvalue(model, a, x, y, iters=200, tol=1e-8)
         assert 0 <= s[i] <= top * 1.01
 
 
@@ -50,5 +50,5 @@ def test_estimate_constants_recipe():
     assert c["Y0"] == pytest.approx(y0, rel=1e-5)
     F = np.array(c["details"]["F_i_star"])
     assert c["Gamma"] == pytest.approx(F.max() - F.mean(), rel=1e-6) and c["Gamma"] >= 0
-    losses0 = estimates.client_losses(model, theta0, data).numpy()
+    losses0 = curvature.client_losses(model, theta0, data).numpy()
     assert (F < losses0).all()          # the local optima improve on theta_0

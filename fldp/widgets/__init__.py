@@ -3,7 +3,7 @@
 One explorer per paper, each a thin layer over that paper's ``theory`` module (nothing
 trains in a callback), plus a browser over the results ``make reproduce`` saved:
 
-- :func:`nbafl_explorer` (Wei et al. 2020): sigma_U, sigma_D, sigma_A, the T > L sqrt(N) switch, the
+- :func:`wei2020_explorer` (Wei et al. 2020): sigma_U, sigma_D, sigma_A, the T > L sqrt(N) switch, the
   classic calibration's exact delta, the accountant's whole-run eps, the Theorem 2 / 3 bounds;
 - :func:`zhou_explorer` (FedSGD-DPC): U(T, b) as a heat map with the closed-form and numerical optima;
 - :func:`li2021_explorer` (secure FedAvg): eq. (9)'s noise, the amplified eps and the whole-run spend;
@@ -17,17 +17,17 @@ shows them all and ``make explore`` serves it with Voila.
 from ._base import Explorer, Row, row_value
 from .adaptive_noise import adaptive_noise as adaptive_noise_explorer
 from .li2021 import li2021 as li2021_explorer
-from .nbafl import nbafl as nbafl_explorer
+from .wei2020 import wei2020 as wei2020_explorer
 from .results_browser import results_browser
 from .zhou import zhou as zhou_explorer
 
 # The factories are exported as *_explorer so that fldp.widgets.<paper> stays the module
 # (with its pure ``compute``), not the function.
-__all__ = ["Explorer", "Row", "row_value", "nbafl_explorer", "zhou_explorer", "li2021_explorer",
+__all__ = ["Explorer", "Row", "row_value", "wei2020_explorer", "zhou_explorer", "li2021_explorer",
            "adaptive_noise_explorer", "results_browser", "all_explorers"]
 
 
 def all_explorers() -> dict:
     """Every explorer at its defaults, by tab title (what ``notebooks/explore.ipynb`` shows)."""
-    return {"NbAFL": nbafl_explorer(), "FedSGD-DPC": zhou_explorer(), "Secure FedAvg": li2021_explorer(),
+    return {"NbAFL": wei2020_explorer(), "FedSGD-DPC": zhou_explorer(), "Secure FedAvg": li2021_explorer(),
             "Adaptive noise": adaptive_noise_explorer(), "Results browser": results_browser()}

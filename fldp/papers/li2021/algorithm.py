@@ -47,7 +47,7 @@ import torch
 
 from ... import accounting, engine, validate
 from ...data import FederatedData
-from ...models import Model
+from ...models import BinaryLogReg, Model
 from . import theory as th
 
 RULES = ("paper", "accountant")
@@ -69,6 +69,12 @@ class PaperRate:
 
     def __repr__(self) -> str:
         return f"PaperRate(eta0={self.eta0}, decay={self.decay})"
+
+
+def logreg(in_features: int, *, l2: float = 1e-4) -> BinaryLogReg:
+    """The paper's model (Sec. 4.1, 5): binary logistic regression with ``lambda ||w||^2``, the
+    bias outside the norm (not penalised), lambda = 1e-4; its regulariser is 2 lambda-strongly convex."""
+    return BinaryLogReg(in_features, l2, bias=True, l2_scale=1.0, penalize_bias=False)
 
 
 def check(*, N: int, K: int, Q: int, b: int, n_min: int, G: float, eps: float, delta: float) -> None:

@@ -38,7 +38,7 @@ import numpy as np
 
 from ... import accounting, engine, validate
 from ...data import FederatedData
-from ...models import Model
+from ...models import CNN, Model
 from . import theory as th
 
 MECHANISMS = ("laplace", "gaussian")
@@ -86,6 +86,14 @@ class Calibration:
 
     def as_dict(self) -> dict:
         return {**asdict(self), "noise_multiplier": self.noise_multiplier}
+
+
+def femnist_cnn(**overrides) -> CNN:
+    """The paper's FEMNIST CNN (Sec. VII-A): 110,526 parameters = conv 1->16 (416) + conv
+    16->32 (12,832), 5x5 'same', each with ReLU and 2x2 max-pooling, then fully connected
+    7*7*32 -> 62 (1,569 x 62 = 97,278).  Keyword arguments override its settings."""
+    kw = dict(channels=(16, 32), hidden=None, num_classes=62, kernel_size=5, padding="same")
+    return CNN(**{**kw, **overrides})
 
 
 def replies(*, N: int, b: int, T: int, sampler: str = "round_robin") -> np.ndarray:

@@ -10,7 +10,7 @@ exactly this, on a non-private FedSGD trajectory theta_0..theta_K (all N clients
 row, the experiments' learning rate):
 
 * **lambda** = max over clients i and ``hessian_points`` trajectory points of the largest
-  Hessian eigenvalue of F_i (power iteration, :func:`fldp.estimates.hessian_top_eigenvalue`);
+  Hessian eigenvalue of F_i (power iteration, :func:`fldp.curvature.hessian_top_eigenvalue`);
 * **mu**: the smallest Hessian eigenvalue of unregularised softmax regression is exactly 0
   (adding one vector to every class's weights leaves the loss unchanged), so Assumption 4
   fails and the bound's gamma = 2 lambda / mu is infinite.  We take the curvature the
@@ -36,7 +36,7 @@ from typing import Optional
 import numpy as np
 import torch
 
-from ... import engine, estimates, validate
+from ... import curvature, engine, validate
 from ...data import FederatedData
 from ...models import Model
 from . import algorithm as alg
@@ -69,7 +69,7 @@ def gradient_statistics(model: Model, params: torch.Tensor, data: FederatedData,
 
 def secant_curvature(model: Model, a: torch.Tensor, b: torch.Tensor, data: FederatedData) -> np.ndarray:
     """<grad F_i(b) - grad F_i(a), b - a> / ||b - a||^2 for every client i, ``[N]``."""
-    return _secant(a, b, estimates.client_gradients(model, a, data), estimates.client_gradients(model, b, data))
+    return _secant(a, b, curvature.client_gradients(model, a, data), curvature.client_gradients(model, b, data))
 
 
 def _secant(a, b, grads_a, grads_b):
@@ -110,9 +110,9 @@ def estimate_constants(model: Model, data: FederatedData, *, T_traj: int = 50, l
     hist = engine.run(model, data, cfg, observer=observe)
     pick = lambda k: sorted(set(np.linspace(0, T_traj, max(1, min(k, T_traj + 1))).round().astype(int).tolist()))
     stats = [gradient_statistics(model, traj[t], data) for t in pick(stat_points)]
-    grads = [estimates.client_gradients(model, w, data) for w in traj]  # each point once
+    grads = [curvature.client_gradients(model, w, data) for w in traj]  # each point once
     curv = np.array([_secant(traj[t], traj[t + 1], grads[t], grads[t + 1]) for t in range(T_traj)])
-    hess = [[estimates.hessian_top_eigenvalue(model, traj[t], *data.client(i), iters=hessian_iters,
+    hess = [[curvature.hessian_top_eigenvalue(model, traj[t], *data.client(i), iters=hessian_iters,
                                               seed=seed)[0] for i in range(data.num_clients)]
             for t in pick(hessian_points)]
     theta0 = traj[0]

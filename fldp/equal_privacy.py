@@ -1,4 +1,5 @@
-"""The comparison no paper makes: what each scheme really spends, in one currency.
+"""The benchmark chapter's comparison at equal privacy (``notebooks/benchmark/``; not to be
+confused with ``benchmarks/``, which measures speed): what each scheme really spends, in one currency.
 
 Each paper reports privacy its own way (NbAFL: eps per exposure with the classic constant;
 Zhou et al.: per-client Laplace or Gaussian budgets; Li et al.: eps of one amplified upload;

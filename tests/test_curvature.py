@@ -1,4 +1,4 @@
-"""fldp.estimates against problems whose constants are known exactly.
+"""fldp.curvature and fldp.papers.wei2020.constants against problems whose constants are known exactly.
 
 * a quadratic (least squares, a Model defined here): Hessian X^T X / n, F* and w* in closed
   form, PL constant = smallest Hessian eigenvalue along its eigenvector;
@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 import torch
 
-from fldp import estimates as est
+from fldp import curvature as est
+from fldp.papers.wei2020 import constants as wc
 from fldp import models
 from fldp.data import FederatedData
 
@@ -76,7 +77,7 @@ def test_hessian_and_pl_and_theta_of_a_quadratic():
     # PL along the smallest and the largest eigenvector: ||grad||^2 / (2 gap) = that eigenvalue
     traj = [w_star + s * torch.as_tensor(evecs[:, 0]) for s in (2.0, 1.0, 0.5)]
     traj += [w_star + torch.as_tensor(evecs[:, -1])]
-    out = est.estimate_constants(model, traj, data, F_star, hessian_iters=500, hessian_tol=1e-12)
+    out = wc.estimate_constants(model, traj, data, F_star, hessian_iters=500, hessian_tol=1e-12)
     assert out["l"] == pytest.approx(evals[0], rel=1e-8)
     assert out["per_point"]["pl_ratio"][-1] == pytest.approx(evals[-1], rel=1e-8)
     assert out["rho"] == pytest.approx(evals[-1], rel=1e-8)
@@ -150,12 +151,12 @@ def test_B_uses_data_weights_with_unequal_clients():
 def test_choose_mu_makes_lambda2_negative():
     from fldp.papers.wei2020 import theory as nt
 
-    mu = est.choose_mu(rho=3.0, B=1.5, factor=2.0)
+    mu = wc.choose_mu(rho=3.0, B=1.5, factor=2.0)
     assert mu == pytest.approx(2 * 3.0 * 1.5 * 1.75)
     lam2 = nt.lambdas(rho=3.0, B=1.5, mu=mu)[2]
     assert lam2 == pytest.approx(-1 / (2 * mu))
     with pytest.raises(ValueError):
-        est.choose_mu(3.0, 1.5, factor=1.0)
+        wc.choose_mu(3.0, 1.5, factor=1.0)
 
 
 def test_nonprivate_trajectory_records_every_round_and_matches_nbafl_run():
@@ -166,18 +167,18 @@ def test_nonprivate_trajectory_records_every_round_and_matches_nbafl_run():
     y = torch.randint(0, 3, (40,), generator=g)
     data = fed(x, y, [10, 10, 10, 10])
     model = models.MLP(in_features=8, hidden=6, num_classes=3)
-    hist, traj = est.nonprivate_trajectory(model, data, T=3, lr=0.1, batch_size=5, seed=2)
+    hist, traj = wc.nonprivate_trajectory(model, data, T=3, lr=0.1, batch_size=5, seed=2)
     assert len(traj) == 4
     ref, _ = nbafl.run(model, data, T=3, private=False, lr=0.1, batch_size=5, seed=2)
     assert torch.equal(traj[-1], ref.params) and torch.equal(traj[-1], hist.params)
     assert not torch.equal(traj[0], traj[1])
     F = [est.global_loss_and_gradient(model, w, data)[0] for w in traj]
     assert F == pytest.approx(ref.train_loss, rel=1e-5)
-    out = est.estimate_nbafl_constants(model, data, T_traj=2, T_star=3, hessian_sample=None, seed=2,
+    out = wc.estimate_nbafl_constants(model, data, T_traj=2, T_star=3, hessian_sample=None, seed=2,
                                        lr=0.1, batch_size=5)
     c = out["constants"]
     assert set(c) == {"rho", "beta", "l", "B", "Theta", "mu", "F_star"}
     assert c["F_star"] == pytest.approx(min(ref.train_loss))
     assert c["B"] >= 1 and c["rho"] > 0 and c["l"] > 0 and c["Theta"] > 0
     with pytest.raises(ValueError):
-        est.nonprivate_trajectory(model, data, T=1, private=True)
+        wc.nonprivate_trajectory(model, data, T=1, private=True)

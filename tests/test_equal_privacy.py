@@ -1,11 +1,11 @@
-"""fldp.benchmark: each scheme's release as its paper calibrates it (hand-computed), audited."""
+"""fldp.equal_privacy: each scheme's release as its paper calibrates it (hand-computed), audited."""
 from __future__ import annotations
 
 import math
 
 import pytest
 
-from fldp import benchmark as bm
+from fldp import equal_privacy as bm
 
 
 @pytest.fixture(scope="module")

@@ -14,13 +14,13 @@ import pytest
 
 from fldp import mechanisms as M
 from fldp.papers.wei2020 import theory as th
-from fldp.widgets import _base, nbafl as nb
-from fldp.widgets import nbafl_explorer, row_value
+from fldp.widgets import _base, wei2020 as nb
+from fldp.widgets import wei2020_explorer, row_value
 
 
 @pytest.fixture(scope="module")
 def ex():
-    return nbafl_explorer()
+    return wei2020_explorer()
 
 
 def test_defaults_are_sec_vi_and_match_hand_computed_noise(ex):

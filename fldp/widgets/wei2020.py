@@ -145,7 +145,7 @@ def draw(fig, s: dict) -> None:
     a3.set_title(f"Theorem 3 at T = {s['T']} (K-random)", fontsize=9)
 
 
-def nbafl(*, eps: float = 60.0, delta: float = 0.01, N: int = 50, K: int = 20, T: int = 25, L: int = 1,
+def wei2020(*, eps: float = 60.0, delta: float = 0.01, N: int = 50, K: int = 20, T: int = 25, L: int = 1,
           C: float = 20.0, m: int = 1200) -> B.Explorer:
     """The NbAFL explorer; defaults are Sec. VI's setting (C = 20, L = 1 as in 05_simulations)."""
     controls = {
@@ -164,5 +164,5 @@ def nbafl(*, eps: float = 60.0, delta: float = 0.01, N: int = 50, K: int = 20, T
              "whole run by the accountant, and the bounds of Theorems 2 and 3 with their optima. Constants "
              f"estimated on MNIST: rho = {k['rho']:.3g}, beta = {k['beta']:.3g}, l = {k['l']:.3g}, "
              f"B = {k['B']:.3g}, Theta = {k['Theta']:.3g}; mu = {k['mu']:.4g} (Thm 2), {k['mu3']:.4g} (Thm 3).")
-    return B.Explorer("nbafl", "NbAFL (Wei et al. 2020): noise, true privacy, convergence bounds",
+    return B.Explorer("wei2020", "NbAFL (Wei et al. 2020): noise, true privacy, convergence bounds",
                       controls, lambda **v: compute(**v, const=k), draw, intro=intro, figsize=(10, 3.8))

@@ -5,4 +5,6 @@ they share.  ``fldp reproduce`` (or ``make reproduce``) re-runs every notebook h
 Nothing heavy is imported here, so ``import fldp`` stays cheap.
 """
 
+__all__ = ["__version__"]
+
 __version__ = "0.2.0"

@@ -51,6 +51,13 @@ from . import engine, seeding, validate
 from .data import FederatedData
 from .models import Model
 
+__all__ = [
+    "LOG_FLOOR", "binary_metrics", "shadow_split", "train_shadows", "attack_features",
+    "AttackModel", "fit_attack", "MembershipResult", "train_attack", "evaluate_attack",
+    "membership_attack", "empirical_eps", "layer_slice", "class_gradients",
+    "infer_label_composition", "label_composition", "l1_distance", "snr"
+]
+
 LOG_FLOOR = math.log(1e-12)  # attack features: log-probabilities clamped here (about -27.6)
 _PURPOSES = {"split": "attack_split", "balance": "attack_balance", "attack": "attack_fit"}
 
@@ -569,7 +576,7 @@ def label_composition(labels: Union[FederatedData, Sequence[torch.Tensor]], *,
 
 
 def l1_distance(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
-    """sum_j |p_j - q_j| per row, ``[K]`` (Wang et al. 2019's error of an inferred composition;
+    """``sum_j |p_j - q_j|`` per row, ``[K]`` (Wang et al. 2019's error of an inferred composition;
     0 to 2 between distributions)."""
     p, q = torch.as_tensor(p), torch.as_tensor(q)
     if p.shape != q.shape:

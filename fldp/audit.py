@@ -50,6 +50,11 @@ from . import engine, mechanisms, seeding, validate
 from .data import FederatedData
 from .models import Model
 
+__all__ = [
+    "clopper_pearson", "eps_from_rates", "gdp_mu", "gdp_eps", "max_certifiable_eps", "AuditResult",
+    "audit_scores", "simulate", "audit_mechanism", "audit_uploads"
+]
+
 
 def clopper_pearson(k: int, n: int, *, alpha: float) -> Tuple[float, float]:
     """Exact binomial interval for k successes in n trials: (lower, upper), each one-sided at alpha/2."""

@@ -11,6 +11,8 @@ from typing import Optional
 
 from . import data, engine, models
 
+__all__ = ["fedavg_run"]
+
 
 def fedavg_run(*, N: int, T: int, scheme: str, seed: int, alpha: float = 0.5, local_epochs: int = 1,
                batch_size: int = 50, lr: float = 0.05, subsample: Optional[int] = None,

@@ -1,4 +1,4 @@
-"""The ``fldp`` command (also ``python -m fldp``).
+"""The ``fldp`` command (also ``python -m fldp``)::
 
     fldp reproduce [--quick] [--only PATTERN] [--jobs N] [-p NAME VALUE ...] [--timeout SECONDS]
     fldp report [--check] [--results-dir DIR] [--output FILE]
@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Sequence
 
 from fldp import __version__
+
+__all__ = ["build_parser", "main"]
 
 
 def _positive_int(text: str) -> int:

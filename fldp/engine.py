@@ -52,6 +52,15 @@ from . import mechanisms, seeding, validate
 from .data import FederatedData
 from .models import Model, sample_weights
 
+__all__ = [
+    "STREAMS", "CLIP_MODES", "MEDIAN_CLIPS", "UPLOADS", "SAMPLINGS", "SAMPLERS", "AGGREGATIONS",
+    "Schedule", "generator", "batch_generators", "FLConfig", "RoundContext", "Hook", "Observer",
+    "Diverged", "State", "History", "select_clients", "batch_schedule", "clip_rows", "gradient",
+    "per_sample_gradients", "local_train", "client_chunk", "aggregate", "server_step", "evaluate",
+    "init_state", "round_step", "num_local_steps", "run", "Scale", "NoiseUplink",
+    "GaussianDownlink", "gaussian_uplink", "laplace_uplink", "gaussian_downlink", "with_config"
+]
+
 STREAMS = ("init", "select", "batch", "uplink", "downlink", "dropout")
 CLIP_MODES = (None, "params", "update", "batch_grad", "sample_grad")
 MEDIAN_CLIPS = ("median", "median_lagged")   # data-dependent upload bounds (FLConfig.clip)
@@ -467,7 +476,7 @@ def aggregate(uploads: torch.Tensor, clients: torch.Tensor, data: FederatedData,
               mode: str, num_selected: int) -> torch.Tensor:
     """Combine the uploads ``[K, D]`` into one vector ``[D]``.
 
-    * ``weighted``: sum_i p_i x_i / sum_i p_i over the uploading clients, p_i = |D_i|/|D|
+    * ``weighted``: sum_i p_i x_i / sum_i p_i over the uploading clients, ``p_i = |D_i|/|D|``
       (Wei et al. 2020, eq. (1); Algorithm 1, line 13).
     * ``unbiased``: (N/K) sum_i p_i x_i, an unbiased estimate of sum_{all i} p_i x_i under
       uniform sampling (Zhou et al., Algorithm 1; Li, Chang, Chi 2020, Algorithm 1).  Over

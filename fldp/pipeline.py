@@ -31,6 +31,13 @@ from typing import Any, Iterator, Mapping, Sequence
 
 from fldp.results import PROJECT_ROOT, atomic_write_bytes
 
+__all__ = [
+    "KERNEL_NAME", "MANIFEST_ENV", "KERNEL_ENV", "DEFAULT_CELL_TIMEOUT_S", "UsageError", "Options",
+    "CellError", "Task", "NotebookResult", "Report", "parse_value", "APPS", "EXERCISES",
+    "is_chapter", "discover", "parameter_cell", "check_kernel", "plan", "run_task",
+    "ipc_kernel_manager", "run_tasks", "reproduce", "render_markdown", "render_html", "write_report"
+]
+
 KERNEL_NAME = "fldp"
 #: Env var naming a file to which ``Recorder.save`` appends the path of each results JSON.
 MANIFEST_ENV = "FLDP_RUN_MANIFEST"
@@ -133,18 +140,18 @@ def parse_value(text: str) -> Any:
         return text
 
 
-#: Notebooks that are apps (served by `make explore`, tested in tests/test_explore*.py), not
-#: chapters: they reproduce nothing, so `fldp reproduce` does not run them.
+#: Notebooks that are apps (served by ``make explore``, tested in ``tests/test_explore*.py``), not
+#: chapters: they reproduce nothing, so ``fldp reproduce`` does not run them.
 APPS = frozenset({"explore.ipynb"})
 #: File name of the exercises notebooks (notebooks/<paper>/exercises.ipynb, anywhere under the
-#: notebooks folder): tasks for students, not chapters; `fldp exercises` builds and runs them
-#: (fldp.exercises.build), so `fldp reproduce` does not.
+#: notebooks folder): tasks for students, not chapters; ``fldp exercises`` builds and runs them
+#: (:mod:`fldp.exercises.build`), so ``fldp reproduce`` does not.
 EXERCISES = "exercises.ipynb"
 
 
 def is_chapter(rel: Path) -> bool:
     """Whether the notebook at ``rel`` (relative to the notebooks folder) is a chapter that
-    `fldp reproduce` runs: not a checkpoint, not an app (:data:`APPS`), not an exercises notebook."""
+    ``fldp reproduce`` runs: not a checkpoint, not an app (:data:`APPS`), not an exercises notebook."""
     rel = Path(rel)
     return (".ipynb_checkpoints" not in rel.parts and rel.as_posix() not in APPS and rel.name != EXERCISES)
 

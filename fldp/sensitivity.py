@@ -28,7 +28,7 @@ from .models import Model
 
 REPLACEMENTS = ("random", "flip")
 
-__all__ = ["NeighbourPairs", "neighbouring_pairs", "pair_data", "pair_uploads",
+__all__ = ["REPLACEMENTS", "NeighbourPairs", "neighbouring_pairs", "pair_data", "pair_uploads",
            "descend", "aggregated_distances"]
 
 

@@ -37,6 +37,11 @@ from typing import Any, Callable, Iterator, Mapping, Optional, Union
 from . import __version__
 from .results import PROJECT_ROOT, _jsonable, atomic_write_bytes, interactive, output_root
 
+__all__ = [
+    "FORMAT", "FRESH_ENV", "fn_name", "resolve", "canonical", "normalise", "code_version",
+    "full_config", "run_key", "Record", "RunStore", "fresh_default", "default_store"
+]
+
 FORMAT = 1
 FRESH_ENV = "FLDP_FRESH"
 

@@ -12,6 +12,10 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+__all__ = [
+    "positive", "nonnegative", "open_unit", "probability", "real", "array", "integer", "choice"
+]
+
 
 def _fail(name: str, value: Any, allowed: str, why: str | None = None) -> None:
     raise ValueError(f"{name}={value!r} is out of range: {name} must be {allowed}"

@@ -2,7 +2,7 @@
 
 :class:`FederatedData` stores the client rows flat (concatenated, no padding to the largest
 client).  Unequal client sizes are kept (``FederatedData.counts``); aggregation weights are
-p_i = |D_i| / |D| (Wei et al. 2020, eq. (1)) and the privacy calibration of Wei et al.
+``p_i = |D_i| / |D|`` (Wei et al. 2020, eq. (1)) and the privacy calibration of Wei et al.
 uses m = the smallest local dataset (Sec. III-A).
 
 :func:`federated_dataset` loads a data set, optionally subsamples it, and splits it among the
@@ -69,7 +69,7 @@ class FederatedData:
 
     @property
     def weights(self) -> torch.Tensor:
-        """p_i = |D_i| / |D| (Wei et al. 2020, eq. (1))."""
+        """``p_i = |D_i| / |D|`` (Wei et al. 2020, eq. (1))."""
         return self.counts.to(torch.float32) / self.counts.sum()
 
     @property

@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
 NOT_ANSWERED, CORRECT, NOT_YET = "not answered yet", "correct", "not yet"
+#: The three statuses of a :class:`Feedback`, in order: not answered yet, correct, not yet.
 STATUSES = (NOT_ANSWERED, CORRECT, NOT_YET)
 #: The papers with an exercises notebook, in the order of the book.
 PAPERS = ("wei2020", "zhou", "li2021", "adaptive_noise")
@@ -320,4 +321,4 @@ def check(exercise_id: str, answer: Any, *, quiet: bool = False) -> Feedback:
 from .build import student_version  # noqa: E402  (the builder, re-exported: fldp.exercises.student_version)
 
 __all__ = ["BadAnswer", "Choice", "Exercise", "Feedback", "Integer", "Mistake", "Number", "PAPERS",
-           "STATUSES", "all_exercises", "check", "get", "student_version"]
+           "NOT_ANSWERED", "CORRECT", "NOT_YET", "STATUSES", "all_exercises", "check", "get", "student_version"]

@@ -10,6 +10,11 @@ import math
 
 from . import Choice, Exercise, Mistake, Number
 
+__all__ = [
+    "LAYER", "AGGREGATE", "DESCENT", "FILTER", "noise_std", "aggregate", "max_c", "filter_tries",
+    "dp_guarantee", "EXERCISES"
+]
+
 LAYER = dict(c=15.0, update_norm=0.5, dim=51_200)  # the CNN's conv2 weights (32 x 64 x 5 x 5)
 AGGREGATE = dict(K=20)                             # clients, equal weights n_k/n = 1/K, the layer above
 DESCENT = dict(K=20, rho=0.5, dropouts=0)          # pairwise cosine of the updates

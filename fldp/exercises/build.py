@@ -29,6 +29,12 @@ from fldp.results import PROJECT_ROOT
 
 from . import CORRECT, NOT_ANSWERED, PAPERS
 
+__all__ = [
+    "BEGIN", "END", "MD_BEGIN", "MD_END", "PLACEHOLDER", "NOTEBOOK", "DEFAULT_OUT",
+    "CELL_TIMEOUT_S", "CHECK_CALL", "FEEDBACK_LINE", "LINK", "student_version", "masters",
+    "check_ids", "feedback_in", "execute", "Built", "Job", "run_job", "run_jobs", "build", "main"
+]
+
 BEGIN, END = "# BEGIN SOLUTION", "# END SOLUTION"
 MD_BEGIN, MD_END = "<!-- BEGIN SOLUTION -->", "<!-- END SOLUTION -->"
 PLACEHOLDER = "# your code here"
@@ -113,7 +119,7 @@ def student_version(src: Union[str, Path], dst: Union[str, Path]) -> Path:
 
 # ----------------------------------------------------------------------------- reading notebooks
 def masters(notebooks_dir: Union[str, Path] = PROJECT_ROOT / "notebooks", only: Sequence[str] = ()) -> List[Path]:
-    """The master notebooks ``<notebooks_dir>/<paper>/exercises.ipynb``, in :data:`PAPERS` order,
+    """The master notebooks ``<notebooks_dir>/<paper>/exercises.ipynb``, in :data:`~fldp.exercises.PAPERS` order,
     those whose paper is in ``only`` when given (ValueError for a paper with none)."""
     root = Path(notebooks_dir)
     unknown = [p for p in only if p not in PAPERS]

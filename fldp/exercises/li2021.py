@@ -11,6 +11,11 @@ import math
 
 from . import Choice, Exercise, Mistake, Number
 
+__all__ = [
+    "UPLOAD", "UPLOADS", "AUDIT_TRIALS", "sigma_eq9", "eq8_x", "amplified_eps", "whole_run",
+    "audit_numbers", "audit", "EXERCISES"
+]
+
 UPLOAD = dict(n_k=325, delta=1e-4, G=2.0, eps=1.0, Q=10, b=1)
 UPLOADS = 20          # exercise 4: uploads a client makes over the run
 AUDIT_TRIALS = 200_000  # exercise 5: simulated uploads per side

@@ -9,6 +9,11 @@ import math
 
 from . import Choice, Exercise, Integer, Mistake, Number
 
+__all__ = [
+    "SIGMA", "classic_sigma", "REALLY", "eps_really", "RUN", "whole_run_sigma", "KRANDOM",
+    "krandom_K", "server_noise", "EXERCISES"
+]
+
 
 def _th():
     from fldp.papers.wei2020 import theory

@@ -11,6 +11,11 @@ import math
 
 from . import Choice, Exercise, Mistake, Number
 
+__all__ = [
+    "LAPLACE", "laplace_scale", "FIT", "PROBLEM", "TSTAR", "T_star", "JOINT", "b_star",
+    "why_b_star", "GAUSS", "gaussian_b", "EXERCISES"
+]
+
 
 def _th():
     from fldp.papers.zhou import theory

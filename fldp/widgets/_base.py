@@ -139,7 +139,7 @@ class Explorer:
         self.name, self.compute, self.draw, self.figsize = name, compute, draw, figsize
         self.controls: Dict[str, W.ValueWidget] = dict(controls)
         self.state: dict = {}
-        self.error: Optional[str] = None  # an internal error (a bug), not a range message
+        self.error: Optional[str] = None  #: an internal error (a bug), not a range message
         self._quiet = 0  # > 0 inside quiet(): control changes do not recompute
         self.seconds = 0.0  # wall time of the last update (compute + draw)
         self.table = W.HTML(layout=W.Layout(min_width="360px"))

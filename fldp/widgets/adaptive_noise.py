@@ -22,6 +22,10 @@ from .. import validate
 from ..papers.adaptive_noise import theory as th
 from . import _base as B
 
+__all__ = [
+    "CNN_DIMS", "MC_TRIALS", "MC_BUDGET", "descent_gaussian", "compute", "draw", "adaptive_noise"
+]
+
 #: the paper's 2-conv + 2-FC MNIST CNN, parameters per layer (``01_scheme``'s ``thresholds.dims``)
 CNN_DIMS = (800, 32, 51200, 64, 524288, 512, 5120, 10)
 MC_TRIALS, MC_BUDGET = 200, 1_000_000  # descent Monte Carlo: trials, and trials * K' * dim at most

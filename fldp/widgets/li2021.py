@@ -21,6 +21,8 @@ from ..papers.li2021 import algorithm as alg
 from ..papers.li2021 import theory as th
 from . import _base as B
 
+__all__ = ["ROUNDS_AXIS", "compute", "draw", "li2021"]
+
 ROUNDS_AXIS = np.unique(np.geomspace(1, 1000, 40).astype(int))  # the whole-run panel's x axis
 
 

@@ -21,6 +21,12 @@ from matplotlib.ticker import NullLocator
 from ..results import PROJECT_ROOT
 from . import _base as B
 
+__all__ = [
+    "X_KEYS", "ALL", "MAX_LEGEND", "DEFAULT", "PRESETS", "Curve", "find_curves", "load",
+    "experiments", "metrics", "curve_options", "defaults", "compute", "draw", "results_browser"
+]
+
+#: The keys a curve's x may have, in order of preference.
 X_KEYS = ("rounds", "T", "K", "N", "eps", "t", "c", "mu")
 ALL = "(all metrics)"
 MAX_LEGEND = 20

@@ -20,6 +20,8 @@ from ..papers.zhou import theory as th
 from ..results import PROJECT_ROOT
 from . import _base as B
 
+__all__ = ["CONSTANTS", "TABLE1_FIT", "T_LO", "T_CAP", "constants", "compute", "draw", "zhou"]
+
 #: MNIST estimates of 02_laplace (full mode); Lambda is the rms of the ten clients' Lambda_i.
 CONSTANTS = {"mu": 0.212471, "lam": 9.49956, "G": 9.69895, "Gamma": 0.107175, "Y0": 6.70840,
              "Lambda": 7.88964, "p": 7840, "d": 60000.0}

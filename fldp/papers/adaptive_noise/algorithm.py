@@ -7,7 +7,7 @@ The scheme is the shared engine with:
 * an uplink hook, :class:`AdaptiveUplink`: for every layer (every parameter tensor, weights
   and biases apart) noise r ~ N(0, I) rescaled to ||r|| = c ||Delta w_k|| of that layer,
   redrawn until its angle passes the layer's direction filter theta_thres = mean + p std
-  (lines 8-12; :mod:`.theory` for the two readings of the angle);
+  (lines 8-12; :mod:`~fldp.papers.adaptive_noise.theory` for the two readings of the angle);
 * aggregation sum_k (n_k/n) (Delta w_k + r_k) (line 14, ``aggregation="weighted"``) and
   dropout of each selected client with probability d (Sec. 7.2, ``dropout``).
 
@@ -35,6 +35,12 @@ from ... import accounting, attacks, engine, mechanisms, seeding, validate
 from ...data import FederatedData
 from ...models import Model
 from . import theory as th
+
+__all__ = [
+    "SCHEMES", "DP_READINGS", "DP_CLIPS", "DELTA", "BATCH", "LR", "EPOCHS", "dp_constant",
+    "dp_noise_multiplier", "layer_slices", "perturb", "AdaptiveUplink", "dp_uplink", "dp_downlink",
+    "config", "hooks", "Run", "run", "dp_spent", "simulate_aggregate"
+]
 
 SCHEMES = ("regular", "ours", "dp")
 DP_READINGS = ("local", "central")

@@ -17,6 +17,10 @@ import numpy as np
 
 from ... import verdicts as V
 
+__all__ = [
+    "CHANCE", "diverged", "gate_guess", "theorem1_law", "finals", "diverged_seeds", "curves", "band"
+]
+
 #: The accuracy of a constant guess over MNIST's 10 classes.
 CHANCE = 0.1
 
@@ -24,7 +28,7 @@ CHANCE = 0.1
 def diverged(run: Mapping[str, Any], *, chance: float = CHANCE) -> Any:
     """What :func:`fldp.verdicts.gate_diverged` takes for one stored run of the chapter
     (``utility_run`` or ``privacy_run``): the round it diverged in, else ``"untrained"`` when its
-    final accuracy (``acc``: a curve or a number) is near chance (:func:`untrained`), else None."""
+    final accuracy (``acc``: a curve or a number) is near chance (:func:`~fldp.verdicts.untrained`), else None."""
     if run.get("diverged_at") is not None:
         return run["diverged_at"]
     acc = run["acc"]

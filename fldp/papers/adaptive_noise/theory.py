@@ -32,6 +32,13 @@ from scipy import integrate, special, stats
 
 from ... import seeding, validate
 
+__all__ = [
+    "noise_std", "aggregate_noise_variance", "max_noise_scale", "paper_max_noise_scale",
+    "angle_moments", "angle_cdf", "angle_pdf", "threshold", "acceptance_probability",
+    "filter_drift", "expected_tries", "mean_tries_interval", "expected_tries_normal",
+    "cost_multiple", "descent_probability", "fixed_direction_aggregate", "theorem1_elements"
+]
+
 READINGS = ("noise", "perturbed")
 
 
@@ -264,9 +271,10 @@ def fixed_direction_aggregate(*, dim: int, K: int, c: float, p=None, trials: int
     along the layer's first axis e_1 (a fixed direction, norms ``norms``, default 1; equal
     weights n_k/n = 1/K, the paper's "same amount of data").  Client k's noise is
     r_k = c ||Delta w_k|| z / ||z||, z ~ N(0, I_dim), redrawn until its angle to the update
-    passes theta_thres(dim, p) (``p=None``: no filter), as :func:`fldp.papers.adaptive_noise.
-    algorithm.perturb` draws it (``reading="noise"``); only the two elements read here are
-    drawn, with ||z||^2 = z_1^2 + z_2^2 + a chi^2 of dim - 2 degrees of freedom (the same law).
+    passes theta_thres(dim, p) (``p=None``: no filter), as
+    :func:`fldp.papers.adaptive_noise.algorithm.perturb` draws it (``reading="noise"``); only the
+    two elements read here are drawn, with ||z||^2 = z_1^2 + z_2^2 + a chi^2 of dim - 2 degrees of
+    freedom (the same law).
     Returns, per trial, the aggregate's element along the update (``along``, R_1) and one
     element across it (``across``, R_2), each divided by Theorem 1's std
     sqrt(sum_k (1/K)^2 sigma_k^2), sigma_k = :func:`noise_std`: under Theorem 1 both are N(0, 1)."""

@@ -26,6 +26,8 @@ from ... import engine, validate
 from ...data import FederatedData
 from ...models import BinaryLogReg
 
+__all__ = ["Constants", "newton", "estimate_constants"]
+
 
 @dataclass(frozen=True)
 class Constants:

@@ -5,7 +5,7 @@ The algorithm is the shared engine with:
 * local training of the proximal objective F_i(w) + mu/2 ||w - w^(t-1)||^2 (line 6),
 * clipping of the uploaded parameters, w / max(1, ||w|| / C) (line 8),
 * uplink noise N(0, sigma_U^2), sigma_U = c L (2C/m) / eps (Sec. III-A, eq. (5)-(6)) (line 10),
-* aggregation with p_i = |D_i| / |D| (eq. (1), line 13),
+* aggregation with ``p_i = |D_i| / |D|`` (eq. (1), line 13),
 * downlink noise N(0, sigma_D^2) with sigma_D from Theorem 1, eq. (10), or, under K-random
   scheduling, from Lemma 4, eq. (21) (line 15).
 
@@ -20,6 +20,8 @@ from ... import accounting, engine, validate
 from . import theory as th
 from ...data import FederatedData
 from ...models import Model
+
+__all__ = ["Calibration", "calibrate", "SENSITIVITIES", "calibrate_accountant", "run"]
 
 
 @dataclass(frozen=True)

@@ -83,7 +83,7 @@ __all__ = [
     "BoundOutsideAssumptions", "gaussian_c", "half_normal_mean",
     "uplink_sensitivity", "sigma_uplink", "downlink_sensitivity", "sigma_downlink",
     "sigma_aggregate", "lambdas", "Theorem2Constants", "theorem2_constants", "theorem2_P",
-    "theorem2_noise_terms", "theorem2_bound", "theorem2_bound_general",
+    "theorem2_noise_terms", "theorem2_bound", "theorem2_bound_general", "theorem2_best_contraction",
     "theorem2_second_derivative", "theorem2_second_derivative_fd", "theorem2_optimal_T",
     "krandom_b", "krandom_gamma", "krandom_T_min", "krandom_conditions", "sigma_downlink_krandom",
     "Theorem3Constants", "theorem3_alpha2", "theorem3_Q", "theorem3_mu_min", "theorem3_constants",
@@ -188,7 +188,7 @@ def sigma_uplink(*, C, m, eps, L=1, c=None, delta=None):
 
 
 def downlink_sensitivity(*, C: float, m: float, p_i: float) -> float:
-    """Wei et al. 2020, Lemma 1, eq. (8): Ds_D^{D_i} = 2 C p_i / m, p_i = |D_i|/|D| in [0, 1]."""
+    """Wei et al. 2020, Lemma 1, eq. (8): Ds_D^{D_i} = 2 C p_i / m, ``p_i = |D_i|/|D|`` in [0, 1]."""
     return 2.0 * positive("C", C) * probability("p_i", p_i) / positive("m", m)
 
 
@@ -837,7 +837,7 @@ def remark5_verdict(*, rows, N):
     for no K), optionally with ``"K_69"`` (:func:`krandom_K_min`, the (69) edge).  Per row:
     **inconclusive (resolution)** when the bound exists for no K, when K* is the smallest K
     where it exists (the optimum sits at the edge of Lemma 4's validity / of 0 < Q < 1, where the
-    bound stops being defined), or when |K* - K_69| <= 1 (the optimum is the calibration's kink
+    bound stops being defined), or when ``|K* - K_69| <= 1`` (the optimum is the calibration's kink
     at the (69) edge, where sigma_D,K reaches 0, not a convergence trade-off; the integer grid of
     K cannot tell them apart): it shows no trade-off; **fails** when the minimum over K is at
     K = N or does not beat K = N; **holds** when K_min_valid < K* < N, K* is more than 1 away

@@ -61,7 +61,7 @@ from scipy.optimize import minimize_scalar
 from fldp import validate
 
 __all__ = [
-    "laplace_scale", "gaussian_sigma",
+    "laplace_scale", "gaussian_sigma", "check_queries",
     "aggregated_laplace_variance", "aggregated_gaussian_variance",
     "client_sampling_variance", "sampled_gradient_variance", "one_step_bound",
     "client_sampling_expectation", "gamma_of", "learning_rate", "StepSchedule", "theorem3_schedule",
@@ -70,7 +70,7 @@ __all__ = [
     "LaplaceA", "laplace_A", "T_star", "LaplaceB", "laplace_B", "b_star",
     "LaplaceC", "laplace_C", "U_laplace", "Candidate", "laplace_kkt_solutions", "laplace_optimum",
     "GaussianE", "gaussian_E", "U_gaussian", "gaussian_solutions", "gaussian_optimum",
-    "ACSResult", "acs", "acs_multistart", "Table1Row", "table1",
+    "ACSResult", "acs", "acs_multistart", "Table1Row", "table1", "implied_gamma", "first_step_reading",
 ]
 
 PerClient = Union[float, Sequence[float]]

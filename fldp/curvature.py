@@ -6,7 +6,7 @@ smoothness, Lipschitz bounds on local gradients, a Polyak-Lojasiewicz constant, 
 dissimilarity.  Each is measured here along a trajectory of models, as in Wang et al. 2019
 (Wei et al.'s ref. [19]):
 
-* the spectral norm of the Hessian of F (largest |eigenvalue|, power iteration on
+* the spectral norm of the Hessian of F (largest ``|eigenvalue|``, power iteration on
   Hessian-vector products computed by autograd double backward through ``model.loss``) on the
   global training data or a sample of it (:func:`hessian_top_eigenvalue`, :func:`smoothness`);
 * the clients' full-batch gradients, all clients in one call (:func:`client_gradients`) and
@@ -81,7 +81,7 @@ def client_gradients(model: Model, params: torch.Tensor, data: FederatedData,
 
 def global_loss_and_gradient(model: Model, params: torch.Tensor, data: FederatedData,
                              chunk: Optional[int] = None):
-    """(F(w), grad F(w), client gradients) with F = sum_i p_i F_i, p_i = |D_i|/|D| (eq. 1)."""
+    """(F(w), grad F(w), client gradients) with F = sum_i p_i F_i, ``p_i = |D_i|/|D|`` (eq. 1)."""
     p = data.weights.to(torch.float64)
     grads = client_gradients(model, params, data, chunk)
     F = float((p * client_losses(model, params, data, chunk).to(torch.float64)).sum())
@@ -163,7 +163,7 @@ def hessian_top_eigenvalue(model: Model, params: torch.Tensor, x: torch.Tensor, 
     once and each iteration is one double-backward pass.  Stops when the Rayleigh quotient
     v^T H v changes by less than ``tol`` (relative).  Returns (lambda, iterations used);
     lambda is signed (a non-convex loss may have a dominant negative eigenvalue), and the
-    smoothness constant is |lambda| = ||H||_2.
+    smoothness constant is ``|lambda| = ||H||_2``.
     """
     iters = validate.integer("iters", iters, 1)
     validate.positive("tol", tol)
@@ -189,6 +189,6 @@ def hessian_top_eigenvalue(model: Model, params: torch.Tensor, x: torch.Tensor, 
 
 def smoothness(model: Model, points: Sequence[torch.Tensor], x: torch.Tensor, y: torch.Tensor,
                **kwargs):
-    """rho = max over ``points`` of |top Hessian eigenvalue| on ``(x, y)``; returns (rho, list)."""
+    """rho = max over ``points`` of ``|top Hessian eigenvalue|`` on ``(x, y)``; returns (rho, list)."""
     lams = [hessian_top_eigenvalue(model, w, x, y, **kwargs)[0] for w in points]
     return max(abs(v) for v in lams), lams

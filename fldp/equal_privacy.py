@@ -37,6 +37,14 @@ from .papers.li2021 import theory as li_th
 from .papers.wei2020 import algorithm as nbafl
 from .papers.zhou import algorithm as zhou
 
+__all__ = [
+    "Release", "NBAFL_UPDATE_CLIP", "NBAFL_TRAINING", "TOY_TRAINING", "nbafl_config",
+    "nbafl_calibration", "upload_shift", "releases", "audit_release", "audit_nbafl",
+    "audit_adaptive", "controls", "TASKS", "SCHEMES", "SOUND", "CEILINGS", "accuracy_run",
+    "chance_accuracy", "same_ranking", "zhou_gaussian_release", "audited_releases", "audit_verdict",
+    "end_to_end_verdict", "audit_figure", "accuracy_figure"
+]
+
 
 @dataclass(frozen=True)
 class Release:

@@ -36,6 +36,11 @@ import torch.nn.functional as F
 
 from . import validate
 
+__all__ = [
+    "Model", "MLP", "MultinomialLogReg", "BinaryLogReg", "CNN", "sample_weights", "MODELS",
+    "make_model"
+]
+
 
 class Model:
     """Base class: parameter layout, initialisation, loss and evaluation.
@@ -296,7 +301,7 @@ class BinaryLogReg(Model):
 
     def weighted_grad(self, params, x, y, weights, clip=None, ord=2):
         """Closed form sum_b weights_b (sigmoid(z_b) - y_b) (x_b, 1) + lambda w; sample b's
-        data gradient has norm |r_b| ||(x_b, 1)||.  The regulariser is not clipped."""
+        data gradient has norm ``|r_b| ||(x_b, 1)||``.  The regulariser is not clipped."""
         r = torch.sigmoid(self.margin(params, x)) - y.to(x.dtype)
         if clip is not None:
             nx = torch.linalg.vector_norm(x, ord=ord, dim=-1)

@@ -27,6 +27,15 @@ from typing import Any, Mapping, Sequence, TextIO
 from fldp import papers
 from fldp.results import PROJECT_ROOT, atomic_write_bytes
 
+__all__ = [
+    "DEFAULT_RESULTS_DIR", "DEFAULT_OUTPUT", "PAPER_ORDER", "PAPER_NAMES", "SIGNIFICANT_DIGITS",
+    "SKIPPED_DIRS", "SETTING_NAMES", "migrated", "verdict_label", "tally", "tally_text",
+    "CLAIM_COLUMNS", "claim_cells", "claims_table", "Entry", "Register", "paper_name",
+    "results_files", "collect", "round_floats", "compact", "cell", "duration", "TITLE",
+    "summary_lines", "render", "README_BEGIN", "README_END", "FINDINGS_BLOCK", "findings_lines",
+    "readme_with_summary", "write", "is_up_to_date", "run"
+]
+
 DEFAULT_RESULTS_DIR = PROJECT_ROOT / "results"
 DEFAULT_OUTPUT = PROJECT_ROOT / "REPORT.md"
 
@@ -533,7 +542,9 @@ def _entry_lines(e: Entry, notebook: Path | None, problems: list[str], base: Pat
 # --------------------------------------------------------------------------- writing
 
 
+#: The line that opens the register summary in README.md (:func:`readme_with_summary`).
 README_BEGIN = "<!-- register summary: written by `fldp report` from results/; do not edit -->"
+#: The line that closes it.
 README_END = "<!-- end of register summary -->"
 
 

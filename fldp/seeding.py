@@ -21,6 +21,8 @@ from typing import Union
 import numpy as np
 import torch
 
+__all__ = ["PURPOSES", "key", "torch_generator", "numpy_rng"]
+
 #: Every stream of the package, with a fixed id (never renumber: it would change every result).
 PURPOSES = {
     # the engine (fldp.engine)

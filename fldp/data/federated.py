@@ -160,9 +160,9 @@ def federated_dataset(name: str, num_clients: int, scheme: str | None = None, *,
     ``alpha=FEMNIST_DIRICHLET_ALPHA`` (1.0) unless ``alpha`` is given.  The partition
     schemes apply to either source, ignoring the writers.  ``source="leaf"`` or
     ``"emnist"`` picks one (default ``"auto"``: LEAF if present, else EMNIST, else
-    :class:`MissingDataError`).  Standardisation uses the pixel mean and std of the whole
-    training set (before ``subsample``).  Zhou et al. use 70,037 samples: ``subsample``
-    reaches that size from a larger set.
+    :class:`~fldp.data.sources.MissingDataError`).  Standardisation uses the pixel mean and std
+    of the whole training set (before ``subsample``).  Zhou et al. use 70,037 samples:
+    ``subsample`` reaches that size from a larger set.
     """
     validate.choice("pixels", pixels, ("standardized", "unit"))
     if name == "femnist":

@@ -19,6 +19,8 @@ from ..papers.wei2020 import theory as th
 from ..results import PROJECT_ROOT
 from . import _base as B
 
+__all__ = ["CONSTANTS", "T_GRID_MAX", "constants", "compute", "draw", "wei2020"]
+
 #: MNIST estimates of 03_convergence / 04_krandom (full mode), used if results/ is missing.
 CONSTANTS = {"rho": 13.2415, "beta": 1.51346, "l": 0.0435436, "B": 3.79081, "Theta": 2.15491,
              "mu": 290.674, "mu3": 1503.51}

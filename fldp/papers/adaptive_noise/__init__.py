@@ -3,6 +3,8 @@
 threshold and cost) and :mod:`.algorithm` (Algorithm 1 and the paper's DP baseline on the
 engine, what the baseline really spends)."""
 
+__all__ = ["TITLE", "EXPERIMENTS"]
+
 #: The paper's name in the claims register, the README and the book.
 TITLE = "Adaptive CLT noise perturbation"
 #: Its stored run functions by short name (``fldp sweep --fn adaptive_noise.<name>``), as "module:function".

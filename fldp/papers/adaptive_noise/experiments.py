@@ -1,9 +1,10 @@
 """Stored runs of the adaptive CLT noise chapter's experiments (Secs. 7.1-7.3; notebooks
 ``adaptive_noise/03_utility`` and ``04_privacy``), for the run store and sweeps.
 
-A run is one training of regular FL, the scheme ('ours', :mod:`.algorithm`) or the paper's DP
-baseline on MNIST split over N clients (Dirichlet alpha; ``alpha=None``: iid) with the chapter's
-CNN; every setting is an argument, so the store's key covers the whole run:
+A run is one training of regular FL, the scheme ('ours',
+:mod:`~fldp.papers.adaptive_noise.algorithm`) or the paper's DP baseline on MNIST split over N
+clients (Dirichlet alpha; ``alpha=None``: iid) with the chapter's CNN; every setting is an
+argument, so the store's key covers the whole run:
 
 * :func:`utility_run` (Figs. 5-7, Table 1): the test-accuracy curve, the SNR per round and, for
   DP, what the baseline really spends;
@@ -30,6 +31,11 @@ from ... import attacks, data, models, seeding, sweep
 from ... import store as S
 from ...data import FederatedData
 from . import algorithm as alg
+
+__all__ = [
+    "SCHEME_SETTINGS", "dataset", "utility_run", "membership", "privacy_run", "full_config",
+    "sweep_runs", "descent_run", "descent_curves"
+]
 
 #: The settings of a scheme that the notebooks keep beside each run's numbers.
 SCHEME_SETTINGS = ("c", "p", "eps", "dp", "dp_clip", "dropout")

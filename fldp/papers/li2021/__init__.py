@@ -3,6 +3,8 @@
 Theorem 1 and Remark 1), :mod:`.algorithm` (Algorithm 1 on the engine, its calibration and
 what it spends) and :mod:`.estimate` (Theorem 1's constants from the data)."""
 
+__all__ = ["TITLE", "EXPERIMENTS"]
+
 #: The paper's name in the claims register, the README and the book.
 TITLE = "Li, Chang & Chi (Secure FedAvg)"
 #: Its stored run functions by short name (``fldp sweep --fn li2021.<name>``), as "module:function".

@@ -50,6 +50,12 @@ from ...data import FederatedData
 from ...models import BinaryLogReg, Model
 from . import theory as th
 
+__all__ = [
+    "RULES", "CLIPS", "DELTA", "G_CLIP", "LR0", "LR_DECAY", "PaperRate", "logreg", "check",
+    "Calibration", "upload_event", "run_eps", "calibrate", "Uplink", "config", "scale_factors",
+    "run", "spent", "audit_upload"
+]
+
 RULES = ("paper", "accountant")
 CLIPS = ("batch", "sample")
 DELTA = 1e-4   # Sec. 4.1

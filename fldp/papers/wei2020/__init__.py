@@ -2,6 +2,8 @@
 Performance Analysis" (NbAFL, IEEE TIFS 15): :mod:`.algorithm` (Algorithm 1 on the engine)
 and :mod:`.theory` (every equation the notebooks under ``notebooks/wei2020/`` use)."""
 
+__all__ = ["TITLE", "EXPERIMENTS"]
+
 #: The paper's name in the claims register, the README and the book.
 TITLE = "Wei et al. 2020 (NbAFL)"
 #: Its stored run functions by short name (``fldp sweep --fn wei2020.<name>``), as "module:function".

@@ -10,7 +10,7 @@ one is measured (with :mod:`fldp.curvature`) along the trajectory of NbAFL's non
   global training data or a seeded random sample of it;
 * beta = max over the trajectory and the clients of ||grad F_i(w)|| (full-batch gradients);
 * l = min over the trajectory of ||grad F(w)||^2 / (2 (F(w) - F*)) (Assumption 1-2 solved for l);
-* B = max over the trajectory of B(w) (eq. (37), clients weighted by p_i = |D_i|/|D|);
+* B = max over the trajectory of B(w) (eq. (37), clients weighted by ``p_i = |D_i|/|D|``);
 * Theta = F(w0) - F*.
 
 F* is not known for a neural network; :func:`estimate_nbafl_constants` takes it as the

@@ -4,6 +4,8 @@ Differential Privacy" (FedSGD-DPC): :mod:`.theory` (Theorems 1-4, Propositions 1
 :mod:`.algorithm` (Algorithm 1 on the engine, with its calibration) and :mod:`.estimate`
 (the problem constants from the data)."""
 
+__all__ = ["TITLE", "EXPERIMENTS"]
+
 #: The paper's name in the claims register, the README and the book.
 TITLE = "Zhou et al. (FedSGD-DPC)"
 #: Its stored run functions by short name (``fldp sweep --fn zhou.<name>``), as "module:function".

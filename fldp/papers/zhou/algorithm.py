@@ -41,6 +41,11 @@ from ...data import FederatedData
 from ...models import CNN, Model
 from . import theory as th
 
+__all__ = [
+    "MECHANISMS", "RULES", "SAMPLERS", "DEFAULT_XI", "DEFAULT_Q", "Calibration", "femnist_cnn",
+    "replies", "calibrate", "DecayingRate", "config", "uplink", "run"
+]
+
 MECHANISMS = ("laplace", "gaussian")
 RULES = ("paper", "accountant")
 SAMPLERS = ("round_robin", "uniform")

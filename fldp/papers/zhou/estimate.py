@@ -17,11 +17,11 @@ row, the experiments' learning rate):
   iterates see: mu = min over clients and consecutive trajectory points of the secant
   <grad F_i(theta_{t+1}) - grad F_i(theta_t), theta_{t+1} - theta_t> / ||theta_{t+1} - theta_t||^2
   (restricted strong convexity along the path, in the spirit of [42]'s secant estimates);
-* **G**^2 = max over points and clients of the mean over the client's rows of
+* **G^2** = max over points and clients of the mean over the client's rows of
   ||grad F(theta, zeta)||^2 (Assumption 5's expectation over zeta, unclipped);
 * **xi_1**, **xi_2** = max over points and rows of the l1 / l2 norm of a row's gradient
   (Assumptions 1-2, unclipped; the experiments clip at 300 and 10);
-* **Lambda_i**^2 = max over points of the mean over client i's rows of
+* **Lambda_i^2** = max over points of the mean over client i's rows of
   ||grad F_i(theta, D_i) - grad F(theta, zeta)||^2 (Assumption 6);
 * **Y_0** = sum_i d_i/d ||theta_0 - theta_i*||^2 and **Gamma** = max_i F_i* - sum_i d_i/d F_i*
   (the paper's recipe), with theta_i* the local model after ``local_steps`` full-batch
@@ -40,6 +40,8 @@ from ... import curvature, engine, validate
 from ...data import FederatedData
 from ...models import Model
 from . import algorithm as alg
+
+__all__ = ["gradient_statistics", "secant_curvature", "local_optima", "estimate_constants"]
 
 
 def gradient_statistics(model: Model, params: torch.Tensor, data: FederatedData,

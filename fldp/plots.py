@@ -9,7 +9,7 @@ import numpy as np
 def mean_band(ax, x, runs, label=None, **kw):
     """Plot the mean of ``runs`` (seeds x points) against ``x`` with a min-max band.
 
-    ``runs`` may also be a summary of :func:`fldp.results.over_seeds` (its ``"runs"`` are
+    ``runs`` may also be a summary of :func:`fldp.verdicts.over_seeds` (its ``"runs"`` are
     used).  With a single run only the line is drawn.  A curve of one point (a run of one
     round, say) is drawn as a marker with a min-max error bar, since a line of one point is
     invisible.  Returns the mean.
@@ -29,7 +29,7 @@ def mean_band(ax, x, runs, label=None, **kw):
 
 
 def final_bars(ax, x, summaries, key, label=None, **kw):
-    """Plot each summary's mean final ``key`` (one summary of :func:`fldp.results.over_seeds`
+    """Plot each summary's mean final ``key`` (one summary of :func:`fldp.verdicts.over_seeds`
     per point of ``x``) with a min-max error bar over the seeds, points joined by a line.
     Returns the means."""
     m = np.array([float(np.asarray(r[key]["mean"]).ravel()[-1]) for r in summaries])

@@ -16,10 +16,9 @@ under ``build/interactive``, so that neither overwrites the committed full-mode 
 figures that REPORT.md is rendered from; ``fldp reproduce`` sets ``FLDP_PUBLISH=1`` for its
 full-mode kernels.
 
-Two helpers serve notebooks that build on others: :func:`load` reads another notebook's
-saved results (e.g. 04 and 05 read the constants 03 estimated), and :func:`over_seeds`
-repeats a run over seeds and returns the runs with their mean, min, max and std (plot them
-with :func:`fldp.plots.mean_band`).
+Notebooks that build on others read another notebook's saved results with :func:`load` (e.g.
+04 and 05 read the constants 03 estimated).  Runs repeated over seeds are summarised by
+:func:`fldp.verdicts.over_seeds`, beside the statistics that judge them.
 """
 from __future__ import annotations
 
@@ -29,7 +28,7 @@ import os
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Sequence
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 _UMASK = os.umask(0o022)
@@ -96,46 +95,6 @@ def load(paper: str, notebook: str, *, quick: bool) -> dict:
         raise ResultsNotFound(f"{path} holds {paper}/{notebook} results of the other mode "
                               f"(quick={saved.get('quick')}), not {mode} mode: run `{run}` first")
     return saved
-
-
-def _seed_stats(runs) -> dict:
-    return {"runs": runs, "mean": runs.mean(axis=0), "min": runs.min(axis=0),
-            "max": runs.max(axis=0), "std": runs.std(axis=0)}
-
-
-def over_seeds(fn: Callable[[int], Any], seeds: Iterable[int]) -> dict:
-    """Run ``fn(seed)`` for every seed and summarise across seeds.
-
-    ``fn`` returns a number or a 1-D sequence (e.g. a loss curve), the same length for every
-    seed.  Returns numpy arrays ``{"seeds", "runs", "mean", "min", "max", "std"}``: ``runs``
-    has one row per seed (shape ``(num_seeds,)`` for numbers), the others reduce over seeds
-    (``std`` is the population std, ``ddof=0``: 0 for a single seed).  If ``fn`` returns a
-    dict of such values, the result has one such summary per key (and ``"seeds"``).
-    ``fldp.plots.mean_band(ax, x, summary)`` draws the mean with the min-max band.
-    """
-    import numpy as np  # here, so that importing fldp.results stays cheap (the CLI does)
-
-    seeds = [int(s) for s in seeds]
-    if not seeds:
-        raise ValueError("seeds=[] is out of range: seeds must hold at least one seed")
-    outs = [fn(s) for s in seeds]
-
-    def stack(values, what):
-        try:
-            runs = np.asarray([np.asarray(v, dtype=float) for v in values], dtype=float)
-        except ValueError as err:
-            shapes = [np.shape(v) for v in values]
-            raise ValueError(f"{what} must have the same shape for every seed, got {shapes}") from err
-        if runs.ndim > 2:
-            raise ValueError(f"{what} must be a number or a 1-D sequence per seed, got shape {runs.shape[1:]}")
-        return _seed_stats(runs)
-
-    if isinstance(outs[0], dict):
-        keys = list(outs[0])
-        if any(not isinstance(o, dict) or list(o) != keys for o in outs):
-            raise ValueError(f"fn must return the same keys for every seed, got {[list(o) for o in outs]}")
-        return {"seeds": np.asarray(seeds), **{k: stack([o[k] for o in outs], f"fn(seed)[{k!r}]") for k in keys}}
-    return {"seeds": np.asarray(seeds), **stack(outs, "fn(seed)")}
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:

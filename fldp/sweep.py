@@ -189,6 +189,28 @@ def run_settings(fn: Callable, settings: Mapping[Any, Mapping[str, Any]], seeds:
     return {k: outs[i * len(seeds):(i + 1) * len(seeds)] for i, k in enumerate(settings)}
 
 
+def seed_summaries(fn: Callable, settings: Mapping[Any, Mapping[str, Any]], seeds: Sequence[int], *,
+                   store: Optional[S.RunStore], row: Callable[[dict], Mapping[str, Any]],
+                   extra: Optional[Callable[[Any, list, dict], Mapping[str, Any]]] = None) -> dict:
+    """The paper modules' runs over seeds, in one shape: :func:`run_settings` (every setting at
+    every seed in ONE :func:`run_all` call), then per setting :func:`fldp.verdicts.over_seeds` of
+    ``row(result)`` (the metrics to summarise, a dict per run; a metric missing from some runs,
+    e.g. runs stored before it was kept, is left out), ``"seeds"`` (the seeds, in order) and
+    ``extra(key, results, summary)`` (what else the setting's summary keeps, e.g. the first seed's
+    calibration).  Returns ``{key: summary}``."""
+    import numpy as np
+
+    from . import verdicts
+
+    seeds, summaries = list(seeds), {}
+    for k, outs in run_settings(fn, settings, seeds, store=store).items():
+        rows = [row(o) for o in outs]
+        keys = [m for m in rows[0] if all(m in r for r in rows)]
+        out = verdicts.over_seeds(lambda i: {m: rows[i][m] for m in keys}, range(len(outs)))
+        summaries[k] = {**out, "seeds": np.asarray(list(seeds)), **(extra(k, outs, out) if extra else {})}
+    return summaries
+
+
 def _run_processes(name, configs, unique, workers, done) -> None:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed

@@ -27,6 +27,10 @@ The functions below return a :class:`Verdict`.  The rules, stated once:
 * **One claim, several settings** (:func:`combine`): a claim made for every setting fails
   when one setting fails and holds when all hold (``how="all"``); "some setting shows it"
   (``"any"``) and "in most cases" (``"most"``) are the other two readings.
+* **Seeds** (:func:`over_seeds`): a run repeated over seeds is summarised as its runs (one row
+  per seed, the pairing the rules above use) with their mean, min, max and std;
+  :func:`final_values` reads a summary's per-seed final values and :func:`fldp.plots.mean_band`
+  draws it.
 * **Power first** (:func:`first`): a gate returns an inconclusive verdict, or ``None`` when
   it lets the comparison through: :func:`gate_diverged`, :func:`gate_power` (an attack must
   beat chance on the unprotected model), :func:`gate_resolution` (beyond what the audit or
@@ -39,7 +43,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
@@ -317,6 +321,44 @@ def grid_neighbours(grid: Sequence[float], x: float, *, adjacent: bool = False) 
     if x < g[0] or x > g[-1]:
         return [g[0] if x < g[0] else g[-1]]
     return [max(v for v in g if v < x), min(v for v in g if v > x)]
+
+
+def _seed_stats(runs) -> dict:
+    return {"runs": runs, "mean": runs.mean(axis=0), "min": runs.min(axis=0),
+            "max": runs.max(axis=0), "std": runs.std(axis=0)}
+
+
+def over_seeds(fn: Callable[[int], Any], seeds: Iterable[int]) -> dict:
+    """Run ``fn(seed)`` for every seed and summarise across seeds.
+
+    ``fn`` returns a number or a 1-D sequence (e.g. a loss curve), the same length for every
+    seed.  Returns numpy arrays ``{"seeds", "runs", "mean", "min", "max", "std"}``: ``runs``
+    has one row per seed (shape ``(num_seeds,)`` for numbers), the others reduce over seeds
+    (``std`` is the population std, ``ddof=0``: 0 for a single seed).  If ``fn`` returns a
+    dict of such values, the result has one such summary per key (and ``"seeds"``).
+    ``fldp.plots.mean_band(ax, x, summary)`` draws the mean with the min-max band.
+    """
+    seeds = [int(s) for s in seeds]
+    if not seeds:
+        raise ValueError("seeds=[] is out of range: seeds must hold at least one seed")
+    outs = [fn(s) for s in seeds]
+
+    def stack(values, what):
+        try:
+            runs = np.asarray([np.asarray(v, dtype=float) for v in values], dtype=float)
+        except ValueError as err:
+            shapes = [np.shape(v) for v in values]
+            raise ValueError(f"{what} must have the same shape for every seed, got {shapes}") from err
+        if runs.ndim > 2:
+            raise ValueError(f"{what} must be a number or a 1-D sequence per seed, got shape {runs.shape[1:]}")
+        return _seed_stats(runs)
+
+    if isinstance(outs[0], dict):
+        keys = list(outs[0])
+        if any(not isinstance(o, dict) or list(o) != keys for o in outs):
+            raise ValueError(f"fn must return the same keys for every seed, got {[list(o) for o in outs]}")
+        return {"seeds": np.asarray(seeds), **{k: stack([o[k] for o in outs], f"fn(seed)[{k!r}]") for k in keys}}
+    return {"seeds": np.asarray(seeds), **stack(outs, "fn(seed)")}
 
 
 def final_values(summary: Mapping[str, Any], key: str) -> np.ndarray:

@@ -62,5 +62,5 @@ def test_calibrated_run_with_2C_over_m_is_nbafl_run_and_2C_adds_m_times_the_nois
     assert clip["calibration"]["sigma_U"] == pytest.approx(100 * ours["calibration"]["sigma_U"])  # m = 100
     assert clip["calibration"]["upload_sensitivity"] == 40.0
     assert clip["eps_spent"] == pytest.approx(4.0, rel=2e-3) and ours["eps_spent"] == pytest.approx(4.0, rel=2e-3)
-    summary = ex.calibrated_over_seeds(None, [0, 1], **tiny, where="uplink", sensitivity="2C")
+    summary = ex.calibrated_summary_over_seeds(None, [0, 1], **tiny, where="uplink", sensitivity="2C")
     assert summary["test_acc"]["runs"].shape == (2,) and len(summary["spent"]) == 2

@@ -55,13 +55,13 @@ def test_the_configuration_names_every_argument_but_the_seed():
             "b": {k: v for k, v in zhou_config("gaussian").items() if k != "seed"}}),
     (li, {"a": {k: v for k, v in li_config().items() if k != "seed"}}),
 ], ids=["zhou", "li"])
-def test_over_seeds_in_one_sweep_equals_plain_calls(tmp_path, module, settings, output_dir):
+def test_summaries_over_seeds_in_one_sweep_equal_plain_calls(tmp_path, module, settings, output_dir):
     import numpy as np
 
     st = S.RunStore(tmp_path / "runs")
-    stored = module.over_seeds(st, [0, 1], settings)
-    plain = module.over_seeds(None, [0, 1], settings)
-    again = module.over_seeds(st, [0, 1], settings)
+    stored = module.summaries_over_seeds(st, [0, 1], settings)
+    plain = module.summaries_over_seeds(None, [0, 1], settings)
+    again = module.summaries_over_seeds(st, [0, 1], settings)
     assert list(stored) == list(settings) and len(list(st.records())) == 2 * len(settings)
     for k in settings:
         for out in (plain[k], again[k]):

@@ -224,3 +224,29 @@ def test_reproduce_passes_fresh_and_the_backend_to_the_kernels(monkeypatch):
         monkeypatch.setenv(k, "")  # so that monkeypatch restores what cli.main sets
     assert cli.main(["reproduce", "--quick", "--fresh", "--backend", "dask", "--workers", "2"]) == 0
     assert seen == {S.FRESH_ENV: "1", sweep.BACKEND_ENV: "dask", sweep.WORKERS_ENV: "2"}
+
+
+def test_seed_summaries_summarise_each_setting_over_the_seeds_in_one_sweep(tmp_path):
+    """The paper modules' runs over seeds: one sweep, per setting verdicts.over_seeds of each run's row,
+    the seeds in order, what extra adds; a metric missing from some runs (older stored runs) is left out."""
+    import numpy as np
+
+    from fldp import verdicts as V
+
+    st = S.RunStore(tmp_path / "runs")
+    settings = {"small": {"x": 1.0}, "large": {"x": 3.0}}
+    row = lambda o: {"y": o["y"], "curve": o["curve"], **({"late": 1.0} if o["curve"][0] > 1.0 else {})}
+    extra = lambda k, outs, out: {"first_y": outs[0]["y"], "x": settings[k]["x"]}
+    out = sweep.seed_summaries(sweep_toy.toy, settings, [4, 2, 7], store=st, row=row, extra=extra)
+    plain = sweep.seed_summaries(sweep_toy.toy, settings, [4, 2, 7], store=None, row=row, extra=extra)
+    assert list(out) == ["small", "large"] and len(list(st.records())) == 6
+    for k, x in (("small", 1.0), ("large", 3.0)):
+        runs = [sweep_toy.toy(x=x, seed=s) for s in (4, 2, 7)]
+        expect = V.over_seeds(lambda i: {"y": runs[i]["y"], "curve": runs[i]["curve"]}, range(3))
+        for got in (out[k], plain[k]):
+            assert got["seeds"].tolist() == [4, 2, 7] and got["first_y"] == runs[0]["y"] and got["x"] == x
+            np.testing.assert_array_equal(got["y"]["runs"], expect["y"]["runs"])
+            np.testing.assert_array_equal(got["curve"]["mean"], expect["curve"]["mean"])
+    # seed 7 alone has curve[0] > 1 at x = 1 (0.83, 0.48, 1.30): "late" is left out; at x = 3 every run has it
+    assert set(out["small"]) == set(plain["small"]) == {"seeds", "y", "curve", "first_y", "x"}
+    assert out["large"]["late"]["runs"].tolist() == plain["large"]["late"]["runs"].tolist() == [1.0, 1.0, 1.0]

@@ -223,3 +223,54 @@ def test_combine_any_and_untrained_gate():
     assert V.gate_untrained({"a": [0.9, 0.91]}, limit=V.untrained_accuracy(0.1), higher_is_better=True) is None
     assert V.untrained_accuracy(0.1) == pytest.approx(0.19)
     assert V.gate_untrained({"a": [0.9, float("nan")]}, limit=0.19, higher_is_better=True).reason == "diverged"
+
+
+# -- over_seeds: a run repeated over seeds, summarised (moved here from fldp.results) --------------
+def test_over_seeds_curves_hand_values():
+    calls = []
+
+    def fn(s):
+        calls.append(s)
+        return [s, 2 * s, 10]
+
+    r = V.over_seeds(fn, [1, 2, 3])
+    assert calls == [1, 2, 3]
+    assert set(r) == {"seeds", "runs", "mean", "min", "max", "std"}
+    assert all(isinstance(v, np.ndarray) for v in r.values())
+    assert r["seeds"].tolist() == [1, 2, 3]
+    assert r["runs"].tolist() == [[1, 2, 10], [2, 4, 10], [3, 6, 10]]
+    assert r["mean"].tolist() == [2, 4, 10]
+    assert r["min"].tolist() == [1, 2, 10] and r["max"].tolist() == [3, 6, 10]
+    # population std (ddof=0): [1, 2, 3] -> sqrt(2/3) = 0.8164966; [2, 4, 6] -> sqrt(8/3) = 1.6329932
+    assert r["std"] == pytest.approx([0.8164966, 1.6329932, 0.0], abs=1e-7)
+
+
+def test_over_seeds_scalars_and_single_seed():
+    r = V.over_seeds(lambda s: s**2, range(4))  # 0, 1, 4, 9
+    assert r["runs"].tolist() == [0, 1, 4, 9]
+    assert float(r["mean"]) == 3.5 and float(r["min"]) == 0 and float(r["max"]) == 9
+    # deviations from 3.5: 12.25 + 6.25 + 0.25 + 30.25 = 49, / 4 = 12.25, sqrt = 3.5
+    assert float(r["std"]) == pytest.approx(3.5, rel=1e-15)
+    one = V.over_seeds(lambda s: [1.0, 0.5], [7])
+    assert one["runs"].shape == (1, 2) and one["std"].tolist() == [0.0, 0.0]
+    assert one["mean"].tolist() == [1.0, 0.5]
+
+
+def test_over_seeds_dict_of_metrics():
+    r = V.over_seeds(lambda s: {"loss": [1.0 / (s + 1), 0.5], "acc": s / 10}, [0, 1])
+    assert set(r) == {"seeds", "loss", "acc"}
+    assert r["loss"]["runs"].tolist() == [[1.0, 0.5], [0.5, 0.5]]
+    assert r["loss"]["mean"].tolist() == [0.75, 0.5]
+    assert r["acc"]["runs"].tolist() == [0.0, 0.1]
+    assert float(r["acc"]["mean"]) == pytest.approx(0.05) and float(r["acc"]["std"]) == pytest.approx(0.05)
+
+
+def test_over_seeds_bad_input():
+    with pytest.raises(ValueError, match=r"^seeds="):
+        V.over_seeds(lambda s: 1.0, [])
+    with pytest.raises(ValueError, match="same shape for every seed"):
+        V.over_seeds(lambda s: [0.0] * (s + 1), [0, 1])
+    with pytest.raises(ValueError, match="same keys"):
+        V.over_seeds(lambda s: {"a": 1.0} if s else {"b": 1.0}, [0, 1])
+    with pytest.raises(ValueError, match="1-D sequence"):
+        V.over_seeds(lambda s: np.zeros((2, 2)), [0, 1])

@@ -6,18 +6,16 @@ whose keyword arguments are its whole configuration (the split of Adult and its 
 model's lambda, eps, Q, b, K, rounds, clipping, noise rule, step size, run seed, evaluation), so
 :class:`fldp.store.RunStore` keys it completely and a sweep's workers can import it by name.
 :func:`setting` builds one setting's configuration (every argument explicit, the seed left out);
-:func:`over_seeds` runs many settings over the seeds in ONE :func:`fldp.sweep.run_all` call (a
-parallel backend runs them side by side) and summarises each setting as
-:func:`fldp.results.over_seeds` does; :mod:`fldp.verdicts` turns the summaries into the
+:func:`summaries_over_seeds` runs many settings over the seeds in ONE :func:`fldp.sweep.run_all` call
+(a parallel backend runs them side by side) and summarises each setting as
+:func:`fldp.verdicts.over_seeds` does; :mod:`fldp.verdicts` turns the summaries into the
 register's verdicts (``final_values``, ``best_of``, ``combine``).
 """
 from __future__ import annotations
 
 from typing import Any, Dict, Hashable, Mapping, Optional, Sequence
 
-import numpy as np
-
-from ... import data, models, results, sweep
+from ... import data, models, sweep
 from ... import store as S
 from ...store import RunStore
 from . import algorithm as alg
@@ -71,19 +69,17 @@ def setting(eps: Optional[float], Q: int, b: int, K: int, **fixed) -> dict:
     return S.full_config(secure_fedavg_run, {**fixed, "eps": eps, "Q": Q, "b": b, "K": K}, omit=("seed",))
 
 
-def over_seeds(store: Optional[RunStore], seeds: Sequence[int],
-               settings: Mapping[Hashable, Mapping[str, Any]]) -> Dict[Hashable, dict]:
+def summaries_over_seeds(store: Optional[RunStore], seeds: Sequence[int],
+                         settings: Mapping[Hashable, Mapping[str, Any]]) -> Dict[Hashable, dict]:
     """:func:`secure_fedavg_run` for every setting (a configuration without the seed, e.g. from
     :func:`setting`) and every seed, in one :func:`fldp.sweep.run_all` call through ``store``
-    (a plain call per run when ``store`` is None).  Returns, per key of ``settings``,
-    :func:`fldp.results.over_seeds` of ``acc`` and ``eps_run`` plus ``rounds`` (the first
-    seed's) and ``eps_claim`` (the setting's eps, None without DP)."""
-    summaries = {}
-    for k, outs in sweep.run_settings(secure_fedavg_run, settings, seeds, store=store).items():
-        out = results.over_seeds(lambda i: {n: outs[i][n] for n in ("acc", "rounds", "eps_run")}, range(len(outs)))
-        summaries[k] = {**out, "seeds": np.asarray(list(seeds)), "rounds": out["rounds"]["runs"][0],
-                        "eps_claim": settings[k]["eps"]}
-    return summaries
+    (a plain call per run when ``store`` is None; :func:`fldp.sweep.seed_summaries`).  Returns,
+    per key of ``settings``, :func:`fldp.verdicts.over_seeds` of ``acc`` and ``eps_run`` plus
+    ``rounds`` (the first seed's) and ``eps_claim`` (the setting's eps, None without DP)."""
+    return sweep.seed_summaries(secure_fedavg_run, settings, seeds, store=store,
+                                row=lambda o: {n: o[n] for n in ("acc", "rounds", "eps_run")},
+                                extra=lambda k, outs, out: {"rounds": out["rounds"]["runs"][0],
+                                                            "eps_claim": settings[k]["eps"]})
 
 
 def constants_run(*, scheme: str, clients_per_class: Optional[str] = None, N: int = 100, l2: float = 1e-4,

@@ -11,8 +11,8 @@ and ``03``, as the run store keeps them (every setting is a keyword argument, so
   (03, :func:`fldp.estimates.estimate_nbafl_constants`).
 * :func:`calibrated_run` (08): NbAFL calibrated by the accountant to a whole-run target with the
   sensitivity a caller picks, 2C/m (the paper's) or 2C (what clipping guarantees), and
-  :func:`calibrated_over_seeds`, its runs over seeds summarised as
-  :func:`fldp.papers.wei2020.simulations.over_seeds` summarises ``nbafl_run``'s (the runs of
+  :func:`calibrated_summary_over_seeds`, its runs over seeds summarised as
+  :func:`fldp.papers.wei2020.simulations.summary_over_seeds` summarises ``nbafl_run``'s (the runs of
   one seed share the data split, model, batches and noise streams with ``nbafl_run``'s).
 """
 from __future__ import annotations
@@ -134,12 +134,12 @@ def calibrated_run(*, N: int, T: int, eps: Optional[float], delta: float, C: flo
     return run_record(h, cal, delta=delta)
 
 
-def calibrated_over_seeds(store, seeds: Sequence[int], **config) -> dict:
+def calibrated_summary_over_seeds(store, seeds: Sequence[int], **config) -> dict:
     """:func:`calibrated_run` for every seed through the run store (``store=None``: plain calls),
     summarised over seeds by their final values (``train_loss``, ``test_acc``, ``w_norm`` and,
     where every run kept it, ``test_loss``: each ``{"runs", "mean", "min", "max", "std"}``), plus
-    the per-seed spends and the first seed's calibration: ``simulations.over_seeds(..., last=True)``
-    with this run function."""
-    from .simulations import over_seeds
+    the per-seed spends and the first seed's calibration: ``simulations.summary_over_seeds(...,
+    last=True)`` with this run function."""
+    from .simulations import summary_over_seeds
 
-    return over_seeds(store, seeds, last=True, fn=calibrated_run, **config)
+    return summary_over_seeds(store, seeds, last=True, fn=calibrated_run, **config)

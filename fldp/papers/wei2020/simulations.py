@@ -22,7 +22,7 @@ from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
-from ... import accounting, data, models, plots, results, sweep, validate
+from ... import accounting, data, models, plots, sweep, validate
 from ... import verdicts as V
 from ...store import RunStore
 from . import algorithm as nbafl
@@ -86,22 +86,21 @@ def clip_only(*, C: float, N: int, T: int, m: int, K: Optional[int] = None) -> n
                              "clipping only, no noise")
 
 
-def over_seeds(store: Optional[RunStore], seeds: Sequence[int], *, last: bool = False,
-               fn: Optional[Callable] = None, **config) -> dict:
+def summary_over_seeds(store: Optional[RunStore], seeds: Sequence[int], *, last: bool = False,
+                       fn: Optional[Callable] = None, **config) -> dict:
     """:func:`nbafl_run` (or ``fn``, a run function returning :func:`run_record`'s dict, e.g.
-    :func:`fldp.papers.wei2020.experiments.calibrated_run`) for every seed through the run store
-    (a plain call when ``store`` is None), summarised as :func:`fldp.results.over_seeds` does for the loss and accuracy curves
-    (``last=True``: their final values only); plus the rounds, the per-seed spends and the first
+    :func:`fldp.papers.wei2020.experiments.calibrated_run`) at ``config`` for every seed through the
+    run store (a plain call when ``store`` is None; :func:`fldp.sweep.seed_summaries`), summarised
+    as :func:`fldp.verdicts.over_seeds` does for the loss and accuracy curves (``last=True``: their
+    final values only) and the final model norm; plus the rounds, the per-seed spends and the first
     seed's calibration (a dict)."""
-    (outs,) = sweep.run_settings(fn or nbafl_run, {0: config}, seeds, store=store).values()
     pick = (lambda v: v[-1]) if last else (lambda v: v)
-    has_test_loss = all("test_loss" in o for o in outs)  # runs stored before it was kept lack it
-    summary = results.over_seeds(lambda i: {"train_loss": pick(outs[i]["train_loss"]), "test_acc": pick(outs[i]["test_acc"]),
-                                            "w_norm": outs[i]["w_norm"],
-                                            **({"test_loss": pick(outs[i]["test_loss"])} if has_test_loss else {})},
-                                 range(len(outs)))
-    return {**summary, "seeds": np.asarray(list(seeds)), "rounds": outs[0]["rounds"],
-            "spent": [o["eps_spent"] for o in outs], "calibration": outs[0]["calibration"]}
+    row = lambda o: {"train_loss": pick(o["train_loss"]), "test_acc": pick(o["test_acc"]), "w_norm": o["w_norm"],
+                     **({"test_loss": pick(o["test_loss"])} if "test_loss" in o else {})}  # older stored runs lack it
+    extra = lambda k, outs, out: {"rounds": outs[0]["rounds"], "spent": [o["eps_spent"] for o in outs],
+                                  "calibration": outs[0]["calibration"]}
+    (summary,) = sweep.seed_summaries(fn or nbafl_run, {0: config}, seeds, store=store, row=row, extra=extra).values()
+    return summary
 
 
 @dataclass(frozen=True)
@@ -143,16 +142,16 @@ class Runner:
     def runs(self, eps: Optional[float], *, n: Optional[int] = None, T: Optional[int] = None,
              K: Optional[int] = None, final_only: bool = False, sub: Union[int, None, str] = "default",
              lr: Optional[float] = None):
-        """``(summary, calibration)``: :func:`over_seeds` of the training loss, test loss and
+        """``(summary, calibration)``: :func:`summary_over_seeds` of the training loss, test loss and
         accuracy and final model norm (plus ``"rounds"``); ``eps=None`` is the non-private
         baseline (calibration None), ``eps=CLIP`` the clipped, noiseless one."""
         n, T, r = n or self.N, T or self.T, self.reading
         sub = self.subsample if sub == "default" else sub
         extra = {"rule": "clip"} if eps == CLIP else {}
-        out = over_seeds(self.store, self.seeds, N=n, T=T, eps=None if eps == CLIP else eps, delta=self.delta, C=r.C,
-                         L=r.L_for(T), K=K, mu=r.mu, lr=lr or r.lr, local_epochs=r.local_epochs,
-                         batch_size=r.batch_size, subsample=sub, max_test=self.max_test,
-                         eval_every=T if final_only else 1, **extra)
+        out = summary_over_seeds(self.store, self.seeds, N=n, T=T, eps=None if eps == CLIP else eps, delta=self.delta,
+                                 C=r.C, L=r.L_for(T), K=K, mu=r.mu, lr=lr or r.lr, local_epochs=r.local_epochs,
+                                 batch_size=r.batch_size, subsample=sub, max_test=self.max_test,
+                                 eval_every=T if final_only else 1, **extra)
         return out, None if out["calibration"] is None else nbafl.Calibration(**out["calibration"])
 
     def calibration(self, eps: float, *, T: Optional[int] = None, K: Optional[int] = None) -> nbafl.Calibration:

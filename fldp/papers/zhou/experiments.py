@@ -6,9 +6,9 @@ keyword arguments are its whole configuration (data set, split, data seed, subsa
 scale, model, mechanism, budget, b, T, clipping, sampling, learning rate, run seed, evaluation),
 so :class:`fldp.store.RunStore` keys it completely and a sweep's workers can import it by name.
 :func:`setting` builds one setting's configuration (every argument explicit, the seed left out);
-:func:`over_seeds` runs many settings over the seeds in ONE :func:`fldp.sweep.run_all` call (a
-parallel backend runs them side by side) and summarises each setting as
-:func:`fldp.results.over_seeds` does; :mod:`fldp.verdicts` turns the summaries into the
+:func:`summaries_over_seeds` runs many settings over the seeds in ONE :func:`fldp.sweep.run_all` call
+(a parallel backend runs them side by side) and summarises each setting as
+:func:`fldp.verdicts.over_seeds` does; :mod:`fldp.verdicts` turns the summaries into the
 register's verdicts (``final_values``, ``best_of``, ``combine``).
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any, Dict, Hashable, Mapping, Optional, Sequence
 
 import numpy as np
 
-from ... import data, models, results, sweep, validate
+from ... import data, models, sweep, validate
 from ... import store as S
 from ...store import RunStore
 from . import algorithm as alg
@@ -77,21 +77,19 @@ def setting(mechanism: str, eps: Optional[float], b: int, T: int, *, xi1: float,
                                           "eval_every": eval_every, **extra}, omit=("seed",))
 
 
-def over_seeds(store: Optional[RunStore], seeds: Sequence[int],
-               settings: Mapping[Hashable, Mapping[str, Any]]) -> Dict[Hashable, dict]:
+def summaries_over_seeds(store: Optional[RunStore], seeds: Sequence[int],
+                         settings: Mapping[Hashable, Mapping[str, Any]]) -> Dict[Hashable, dict]:
     """:func:`fedsgd_dpc_run` for every setting (a configuration without the seed, e.g. from
     :func:`setting`) and every seed, in one :func:`fldp.sweep.run_all` call through ``store``
-    (a plain call per run when ``store`` is None).  Returns, per key of ``settings``,
-    :func:`fldp.results.over_seeds` of ``loss``, ``acc`` and ``eps_run`` (NaN when not private)
-    plus ``rounds`` (the first seed's) and ``calibration`` (the first seed's, a dict or None)."""
+    (a plain call per run when ``store`` is None; :func:`fldp.sweep.seed_summaries`).  Returns,
+    per key of ``settings``, :func:`fldp.verdicts.over_seeds` of ``loss``, ``acc`` and ``eps_run``
+    (NaN when not private) plus ``rounds`` (the first seed's) and ``calibration`` (the first
+    seed's, a dict or None)."""
     row = lambda o: {"loss": o["loss"], "acc": o["acc"], "eps_run": np.nan if o["eps_run"] is None else o["eps_run"],
                      "rounds": o["rounds"]}
-    summaries = {}
-    for k, outs in sweep.run_settings(fedsgd_dpc_run, settings, seeds, store=store).items():
-        out = results.over_seeds(lambda i: row(outs[i]), range(len(outs)))
-        summaries[k] = {**out, "seeds": np.asarray(list(seeds)), "rounds": out["rounds"]["runs"][0],
-                        "calibration": outs[0]["calibration"]}
-    return summaries
+    return sweep.seed_summaries(fedsgd_dpc_run, settings, seeds, store=store, row=row,
+                                extra=lambda k, outs, out: {"rounds": out["rounds"]["runs"][0],
+                                                            "calibration": outs[0]["calibration"]})
 
 
 def constants_run(*, N: int = 10, split: Optional[str] = "classes", data_seed: int = 0,

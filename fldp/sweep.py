@@ -31,6 +31,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, List, Mapping, Optional, Sequence, Union
 
+from . import papers
 from . import store as S
 from . import validate
 
@@ -254,11 +255,6 @@ def _run_dask(name, configs, unique, workers, scheduler, done, keys) -> None:
             cluster.close()
 
 
-#: Short names for ``fldp sweep``: the run functions the notebooks use.
-EXPERIMENTS = {
-    "wei2020.nbafl": "fldp.papers.wei2020.simulations:nbafl_run",
-    "zhou.fedsgd_dpc": "fldp.papers.zhou.experiments:fedsgd_dpc_run",
-    "li2021.secure_fedavg": "fldp.papers.li2021.experiments:secure_fedavg_run",
-    "adaptive_noise.utility": "fldp.papers.adaptive_noise.experiments:utility_run",
-    "adaptive_noise.privacy": "fldp.papers.adaptive_noise.experiments:privacy_run",
-}
+#: Short names for ``fldp sweep``: the run functions the notebooks use, as each paper declares
+#: them (``EXPERIMENTS`` in ``fldp/papers/<paper>/__init__.py``).
+EXPERIMENTS = papers.experiments()

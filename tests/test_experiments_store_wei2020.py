@@ -18,7 +18,7 @@ CASES = [  # (run function, tiny configuration, (module, attribute) of the expen
      (ex.M, "gaussian_noise")),
     (ex.nbafl_constants, dict(N=2, seed=0, T_traj=1, T_star=2, mu_factor=2.0, hessian_sample=50, hessian_iters=2,
                               lr=0.05, batch_size=50, local_epochs=1, mu=0.01, subsample=200, max_test=100),
-     (ex.estimates, "estimate_nbafl_constants")),
+     (ex.constants, "estimate_nbafl_constants")),
     (ex.calibrated_run, dict(N=2, T=1, eps=4.0, delta=1e-5, C=20.0, where="uplink", sensitivity="2C", mu=0.01, lr=0.05,
                              local_epochs=1, batch_size=50, seed=0, subsample=200, max_test=100), (ex.nbafl, "run")),
     (baseline.fedavg_run, dict(N=2, T=1, scheme="dirichlet", seed=0, subsample=200, max_test=100),

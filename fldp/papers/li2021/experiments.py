@@ -42,7 +42,7 @@ def secure_fedavg_run(*, eps: Optional[float], Q: int, b: int, K: int, rounds: i
     The data: Adult split over ``N`` clients (``scheme``, ``clients_per_class``) with
     ``data_seed`` (fixed across the run seeds), ``subsample`` training rows (None: all),
     ``max_test`` test rows; the model: the paper's logistic regression with ``l2`` = lambda
-    (:meth:`fldp.models.BinaryLogReg.li2021`); the algorithm: budget ``eps`` per upload (None:
+    (:func:`fldp.papers.li2021.algorithm.logreg`); the algorithm: budget ``eps`` per upload (None:
     "without DP", the same clipping and no noise), ``Q`` local steps on mini-batches of ``b``,
     ``K`` clients per round, ``rounds`` = T/Q communication rounds, clip ``G`` (``clip``: the
     batch or every sample), ``delta``, noise ``rule`` and ``uploads``, step size ``eta0 / (1 +
@@ -54,7 +54,7 @@ def secure_fedavg_run(*, eps: Optional[float], Q: int, b: int, K: int, rounds: i
     NaN when not private) and ``"spent"`` (that function's whole answer, None when not private).
     """
     fed = federated_data(N, scheme, clients_per_class, data_seed, subsample, max_test)
-    model = models.BinaryLogReg.li2021(fed.x_train.shape[1], l2)
+    model = alg.logreg(fed.x_train.shape[1], l2=l2)
     h, cal = alg.run(model, fed, eps=1.0 if eps is None else eps, private=eps is not None, Q=Q, b=b, K=K,
                      rounds=rounds, G=G, delta=delta, clip=clip, rule=rule, uploads=uploads, eta0=eta0,
                      decay=decay, seed=seed, eval_every=eval_every, eval_train=eval_train)
@@ -91,7 +91,7 @@ def constants_run(*, scheme: str, clients_per_class: Optional[str] = None, N: in
     from . import estimate
 
     fed = federated_data(N, scheme, clients_per_class, data_seed)
-    return estimate.estimate_constants(models.BinaryLogReg.li2021(fed.x_train.shape[1], l2), fed, iters=iters).as_dict()
+    return estimate.estimate_constants(alg.logreg(fed.x_train.shape[1], l2=l2), fed, iters=iters).as_dict()
 
 
 

@@ -8,7 +8,7 @@ and ``03``, as the run store keeps them (every setting is a keyword argument, so
   descent on the proximal objective run towards its argmin, read at checkpoints with the residual.
 * :func:`eq16_noise`: eq. (16) by simulation (02): the noise path of Algorithm 1 on zero uploads.
 * :func:`nbafl_constants`: the constants of Assumption 1 estimated from a non-private NbAFL run
-  (03, :func:`fldp.estimates.estimate_nbafl_constants`).
+  (03, :func:`fldp.papers.wei2020.constants.estimate_nbafl_constants`).
 * :func:`calibrated_run` (08): NbAFL calibrated by the accountant to a whole-run target with the
   sensitivity a caller picks, 2C/m (the paper's) or 2C (what clipping guarantees), and
   :func:`calibrated_summary_over_seeds`, its runs over seeds summarised as
@@ -21,7 +21,8 @@ from typing import Optional, Sequence
 
 import torch
 
-from ... import data, engine, estimates, mechanisms as M, models, sensitivity
+from ... import data, engine, mechanisms as M, models, sensitivity
+from . import constants
 from . import algorithm as nbafl
 
 
@@ -104,10 +105,10 @@ def nbafl_constants(*, N: int, seed: int, T_traj: int, T_star: int, mu_factor: f
                     subsample: Optional[int] = None, max_test: Optional[int] = None) -> dict:
     """Theorem 2's constants (rho, beta, l, B, Theta, F*, the bound's mu) estimated from one
     non-private NbAFL run of the MLP on MNIST split iid over N clients
-    (:func:`fldp.estimates.estimate_nbafl_constants`).  Returns its result plus ``m_data``,
+    (:func:`fldp.papers.wei2020.constants.estimate_nbafl_constants`).  Returns its result plus ``m_data``,
     the clients' local dataset size."""
     fed = data.federated_dataset("mnist", N, "iid", seed=seed, subsample=subsample, max_test=max_test)
-    out = estimates.estimate_nbafl_constants(
+    out = constants.estimate_nbafl_constants(
         models.MLP(), fed, T_traj=T_traj, T_star=T_star, mu_factor=mu_factor, hessian_sample=hessian_sample,
         hessian_iters=hessian_iters, seed=seed, lr=lr, batch_size=batch_size, local_epochs=local_epochs, mu=mu)
     return {**out, "m_data": fed.m}

@@ -24,7 +24,7 @@ from . import algorithm as alg
 
 #: The models a run can train: the paper's multinomial logistic regression on MNIST
 #: (784 x 10 weights, no bias) and its FEMNIST CNN (110,526 parameters).
-MODELS = {"logreg": models.MultinomialLogReg, "cnn_femnist": models.CNN.zhou_femnist}
+MODELS = {"logreg": models.MultinomialLogReg, "cnn_femnist": alg.femnist_cnn}
 
 
 def federated_data(name: str, N: int, split: Optional[str], seed: int, subsample: Optional[int] = None,

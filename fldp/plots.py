@@ -5,6 +5,8 @@ import math
 
 import numpy as np
 
+__all__ = ["mean_band", "final_bars", "markdown_table", "plain_log_ticks", "symlog_limits"]
+
 
 def mean_band(ax, x, runs, label=None, **kw):
     """Plot the mean of ``runs`` (seeds x points) against ``x`` with a min-max band.

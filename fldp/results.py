@@ -30,6 +30,11 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
+__all__ = [
+    "PROJECT_ROOT", "PUBLISH_ENV", "publishing", "output_root", "interactive", "results_path",
+    "ResultsNotFound", "load", "atomic_write_bytes", "atomic_write_json", "Recorder"
+]
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 _UMASK = os.umask(0o022)
 os.umask(_UMASK)  # read the process umask (there is no getter) and restore it

@@ -35,6 +35,12 @@ from . import papers
 from . import store as S
 from . import validate
 
+__all__ = [
+    "BACKENDS", "BACKEND_ENV", "WORKERS_ENV", "SCHEDULER_ENV", "expand", "Failure",
+    "SchedulerUnreachable", "SweepError", "Outcome", "run_all", "run_settings", "seed_summaries",
+    "EXPERIMENTS"
+]
+
 BACKENDS = ("inprocess", "processes", "dask")
 BACKEND_ENV, WORKERS_ENV, SCHEDULER_ENV = "FLDP_BACKEND", "FLDP_WORKERS", "DASK_SCHEDULER_ADDRESS"
 

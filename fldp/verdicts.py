@@ -47,6 +47,14 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
+__all__ = [
+    "KINDS", "SETTINGS", "VERDICTS", "REASONS", "REASON_ORDER", "MIN_SEEDS", "LEVEL", "Verdict",
+    "holds_if", "inconclusive", "first", "combine", "negate", "mean_interval", "paired_greater",
+    "ordering", "trend", "near_best", "best_setting", "grid_neighbours", "over_seeds",
+    "final_values", "best_of", "equivalent", "gate_diverged", "untrained_accuracy", "untrained",
+    "gate_untrained", "clopper_pearson", "gate_power", "gate_resolution", "not_run"
+]
+
 KINDS = {
     "paper": "the paper states it (cited)",
     "derived": "follows from the paper's own mathematics; checked by the project",
@@ -57,7 +65,9 @@ SETTINGS = {
     "reduced": "smaller than the paper's (what was reduced is named)",
     "reading": "a setting the paper leaves out (the reading is named)",
 }
+#: The three verdicts a check can reach.
 VERDICTS = ("holds", "fails", "inconclusive")
+#: Why a check is inconclusive: one reason each, by key.
 REASONS = {
     "no-power": "the experiment cannot show the effect (e.g. an attack at chance on the unprotected model)",
     "diverged": "a compared run diverged",

@@ -20,6 +20,11 @@ from ... import store as S
 from ...store import RunStore
 from . import algorithm as alg
 
+__all__ = [
+    "federated_data", "secure_fedavg_run", "setting", "summaries_over_seeds", "constants_run",
+    "READINGS"
+]
+
 
 def federated_data(N: int, scheme: str, clients_per_class: Optional[str], seed: int,
                    subsample: Optional[int] = None, max_test: Optional[int] = None) -> data.FederatedData:

@@ -25,6 +25,11 @@ from ... import data, engine, mechanisms as M, models, sensitivity
 from . import constants
 from . import algorithm as nbafl
 
+__all__ = [
+    "clipped_distance", "lemma1_pairs", "lemma1_descent", "eq16_noise", "nbafl_constants",
+    "calibrated_run", "calibrated_summary_over_seeds"
+]
+
 
 def clipped_distance(wd: torch.Tensor, wp: torch.Tensor, C: float) -> torch.Tensor:
     """``||clip_C(w(D)) - clip_C(w(D'))||`` per pair, in float64 (no cancellation)."""

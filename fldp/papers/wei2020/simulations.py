@@ -27,6 +27,15 @@ from ... import verdicts as V
 from ...store import RunStore
 from . import algorithm as nbafl
 
+__all__ = [
+    "dataset", "nbafl_run", "run_record", "RULES", "CLIP", "clip_only", "summary_over_seeds",
+    "Reading", "Runner", "final", "NO_BASELINE", "curves", "UNIFORM_LOSS", "Check", "record",
+    "gate_untrained", "order_check", "order_claim", "gate_noise_power", "broadcast_noise",
+    "gate_krandom", "collapse", "clipping_note", "server_noise_note", "map_cell", "reading_note",
+    "separation", "side_by_side", "eps_label", "SOURCES", "fig_eps", "clipping_share",
+    "fig_clients", "fig_T", "fig_K", "spend_table", "delta_warning", "gated", "krandom_map"
+]
+
 
 def dataset(N: int, seed: int, subsample: Optional[int] = None, max_test: Optional[int] = None) -> data.FederatedData:
     """MNIST split iid over N clients (cached per process, :func:`fldp.data.cached_federated`:
@@ -313,7 +322,7 @@ def gate_krandom(cal_all, cal_k) -> Optional[V.Verdict]:
 def collapse(claim_id: str, statement: str, checks: Sequence[Check], *, source: str, falsifier: str,
              gate: Optional[V.Verdict] = None, measured: Optional[Mapping[str, Any]] = None, note: str = "") -> Check:
     """Several checks that share one cause as one claim: ``gate`` first (e.g.
-    :func:`gate_noise_power`), then every check must hold (:func:`combine`); each check's
+    :func:`gate_noise_power`), then every check must hold (:func:`~fldp.verdicts.combine`); each check's
     statement, verdict and numbers are kept under its id in ``measured`` (beside ``measured``'s
     own entries, e.g. the noise levels)."""
     if len({c.id for c in checks}) != len(checks):

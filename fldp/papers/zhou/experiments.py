@@ -22,6 +22,11 @@ from ... import store as S
 from ...store import RunStore
 from . import algorithm as alg
 
+__all__ = [
+    "MODELS", "federated_data", "fedsgd_dpc_run", "setting", "summaries_over_seeds",
+    "constants_run", "calibration_run"
+]
+
 #: The models a run can train: the paper's multinomial logistic regression on MNIST
 #: (784 x 10 weights, no bias) and its FEMNIST CNN (110,526 parameters).
 MODELS = {"logreg": models.MultinomialLogReg, "cnn_femnist": alg.femnist_cnn}

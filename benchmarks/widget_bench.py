@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import platform
 import statistics
 import time
@@ -30,6 +29,7 @@ from pathlib import Path
 import ipywidgets as W
 import matplotlib
 
+from engine_bench import load  # the machine's load line, shared by the bench scripts
 from fldp import widgets
 
 #: settings beyond defaults / all-min / all-max, by tab title
@@ -39,23 +39,6 @@ NAMED = {
         "cheapest corner": dict(c=0.1, K=2, dropout=0.0, p=3.0, d=2, rho=1.0),
     },
 }
-
-
-def cpu_pressure():
-    try:
-        with open("/proc/pressure/cpu") as fh:
-            return float(fh.readline().split()[1].split("=")[1])
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def load() -> str:
-    try:
-        out = "load avg " + " ".join(f"{x:.2f}" for x in os.getloadavg())
-    except OSError:
-        out = "load avg n/a"
-    p = cpu_pressure()
-    return out + (f", cpu pressure {p:.0f}%" if p is not None else "")
 
 
 def slider_ends(ex) -> tuple:

@@ -33,7 +33,7 @@ PURPOSES = {
     "attack_split": 30, "attack_fit": 31, "attack_balance": 32, "shadow_noise": 33,
     # audit and the equal-privacy comparison (fldp.audit, fldp.equal_privacy)
     "audit_split": 40, "audit_releases": 41, "audit_client": 42,
-    # estimates and measurements (fldp.estimates, fldp.sensitivity)
+    # estimates and measurements (fldp.curvature, fldp.papers.*.constants/estimate, fldp.sensitivity)
     "hessian_start": 50, "hessian_rows": 51, "sensitivity": 52,
     # paper-specific simulations (fldp.papers.*)
     "trials": 60, "descent": 61,

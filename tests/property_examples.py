@@ -54,7 +54,7 @@ def public_functions() -> dict:
             if not n.startswith("_") and callable(o) and getattr(o, "__module__", None) == modname}
         for n in sorted(names):
             obj = getattr(mod, n)
-            if inspect.isclass(obj):  # named tuples, dataclasses, exceptions: not formulas
+            if inspect.isclass(obj) or not callable(obj):  # classes and constants: not formulas
                 continue
             out[f"{modname}.{n}"] = obj
     return out

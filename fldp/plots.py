@@ -2,31 +2,39 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
 __all__ = ["mean_band", "final_bars", "markdown_table", "plain_log_ticks", "symlog_limits"]
 
 
-def mean_band(ax, x, runs, label=None, **kw):
+def mean_band(ax, x, runs, label=None, *, band_alpha: float = 0.2, skip_nan: bool = False, **kw):
     """Plot the mean of ``runs`` (seeds x points) against ``x`` with a min-max band.
 
     ``runs`` may also be a summary of :func:`fldp.verdicts.over_seeds` (its ``"runs"`` are
     used).  With a single run only the line is drawn.  A curve of one point (a run of one
     round, say) is drawn as a marker with a min-max error bar, since a line of one point is
-    invisible.  Returns the mean.
+    invisible.  A NaN point makes the mean NaN there (a gap), unless ``skip_nan``: then the seeds
+    that have a value make the mean and the band (say in the label which seeds stopped).
+    Returns the mean (the line drawn is ``ax.lines[-1]``).
     """
     if isinstance(runs, dict):
         runs = runs["runs"]
     runs = np.atleast_2d(np.asarray(runs, dtype=float))
-    mean = runs.mean(axis=0)
+    if skip_nan:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN column: NaN, no warning
+            mean, lo, hi = np.nanmean(runs, axis=0), np.nanmin(runs, axis=0), np.nanmax(runs, axis=0)
+    else:
+        mean, lo, hi = runs.mean(axis=0), runs.min(axis=0), runs.max(axis=0)
     if mean.size == 1:
-        err = np.array([[mean[0] - runs.min()], [runs.max() - mean[0]]])
+        err = np.array([[mean[0] - lo[0]], [hi[0] - mean[0]]])
         ax.errorbar(np.atleast_1d(x), mean, yerr=err, fmt="o", capsize=3, label=label, **kw)
         return mean
     (line,) = ax.plot(x, mean, label=label, **kw)
     if runs.shape[0] > 1:
-        ax.fill_between(x, runs.min(axis=0), runs.max(axis=0), color=line.get_color(), alpha=0.2, lw=0)
+        ax.fill_between(x, lo, hi, color=line.get_color(), alpha=band_alpha, lw=0)
     return mean
 
 

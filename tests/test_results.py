@@ -156,3 +156,21 @@ def test_one_cause_is_one_claim():
     rec.claim("c", "s", kind="diagnostic", setting="paper", verdict="holds", falsifier="f")
     with pytest.raises(ValueError, match="recorded twice"):
         rec.claim("c", "s again", kind="diagnostic", setting="paper", verdict="fails", falsifier="f")
+
+
+def test_mean_band_skips_a_stopped_seed_only_when_asked():
+    import math
+
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    runs = [[1.0, 2.0, float("nan")], [3.0, 4.0, 5.0]]
+    gap = plots.mean_band(ax, [1, 2, 3], runs)
+    assert gap[:2].tolist() == [2.0, 3.0] and math.isnan(gap[2])  # default: a gap where a seed stopped
+    kept = plots.mean_band(ax, [1, 2, 3], runs, skip_nan=True, band_alpha=0.15)
+    assert kept.tolist() == [2.0, 3.0, 5.0]
+    band = ax.collections[-1]
+    assert band.get_alpha() == 0.15
+    ys = band.get_paths()[0].vertices[:, 1]
+    assert {1.0, 2.0, 3.0, 4.0, 5.0} <= set(ys.round(12).tolist())  # min-max over the seeds that ran
+    plt.close(fig)

@@ -15,7 +15,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
-from ... import verdicts as V
+from ... import plots, verdicts as V
 
 __all__ = [
     "CHANCE", "diverged", "gate_guess", "theorem1_law", "finals", "diverged_seeds", "curves", "band"
@@ -96,10 +96,8 @@ def band(ax, runs: Sequence[Mapping[str, Any]], label: str, key: str = "acc", **
     bad = [i for i, r in enumerate(runs) if diverged(r) is not None]
     if bad:
         label = f"{label} ({len(bad)}/{len(runs)} seeds diverged or untrained)"
-    with np.errstate(all="ignore"):
-        (line,) = ax.plot(x, np.nanmean(y, 0), label=label, **kw)
-        if len(runs) > 1:
-            ax.fill_between(x, np.nanmin(y, 0), np.nanmax(y, 0), color=line.get_color(), alpha=0.15, lw=0)
+    plots.mean_band(ax, x, y, label, band_alpha=0.15, skip_nan=True, **kw)
+    line = ax.lines[-1]
     for i in bad:
         j = int(np.flatnonzero(np.isfinite(y[i]))[-1])
         ax.plot(x[j], y[i, j], "x", color=line.get_color(), ms=8, mew=2)

@@ -18,8 +18,9 @@ SOLUTIONS_FLAG := $(if $(filter 1 true True yes,$(SOLUTIONS)),--solutions,)
 
 PORT  ?= 8866
 LAB_PORT ?= 8888
+BOOK_PORT ?= 8000
 
-.PHONY: env system reproduce report test exercises lab explore clean help
+.PHONY: env system reproduce report test book book-serve exercises lab explore clean help
 .DEFAULT_GOAL := help
 
 help:
@@ -27,29 +28,33 @@ help:
 	@echo "                                   (full mode: also results/, figures/ and REPORT.md)"
 	@echo "make report                        render REPORT.md, the claims register, from results/"
 	@echo "make test                          run the whole test suite (notebooks in quick mode)"
+	@echo "make book                          the static book from the committed results -> build/book/"
+	@echo "make book-serve                    build it, then serve it on 127.0.0.1:BOOK_PORT (8000)"
 	@echo "make exercises [SOLUTIONS=1]       student exercises notebooks -> build/exercises/student/"
 	@echo "                                   (SOLUTIONS=1: run the masters -> build/exercises/solutions/)"
 	@echo "make lab                           JupyterLab on the notebooks, kernel 'fldp' (LAB_PORT=8888)"
 	@echo "make explore                       serve notebooks/explore.ipynb with Voila on 127.0.0.1:PORT (8866)"
 	@echo "make env                           create .venv, install fldp[dev], register kernel 'fldp'"
-	@echo "make system                        Debian's chromium for the browser test (apt-get, as root)"
+	@echo "make system                        Debian's chromium and npm (browser tests, the book's JavaScript)"
 	@echo "make clean                         remove build/"
 
 env: $(STAMP) $(KERNEL) system
 
-# System packages: Debian's Chromium (and a font) for the browser test.  Installed with
-# apt-get where we are root and it is missing; otherwise a message says what is missing
-# (the browser test then skips, except under CI=true, where it fails).
+# System packages: Debian's Chromium (and a font) for the browser tests, and npm, which fetches the
+# book's JavaScript once (pinned, checked).  Installed with apt-get where we are root and one is
+# missing; otherwise a message says what is missing (the browser tests then skip, except under
+# CI=true, where they fail).
+SYSTEM_PKGS := chromium fonts-dejavu-core npm
 system:
-	@if command -v chromium >/dev/null 2>&1; then :; \
+	@if command -v chromium >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	  echo "installing Debian's chromium for the browser test (apt-get)"; \
+	  echo "installing Debian's $(SYSTEM_PKGS) (apt-get)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-	    chromium fonts-dejavu-core >/dev/null \
-	  || echo "WARNING: apt-get could not install chromium: tests/test_explore_browser.py will skip"; \
+	    $(SYSTEM_PKGS) >/dev/null \
+	  || echo "WARNING: apt-get could not install $(SYSTEM_PKGS): the browser tests and make book may fail"; \
 	else \
-	  echo "NOTE: chromium is missing and this is not a root shell with apt-get: install Debian's"; \
-	  echo "      'chromium' package (sudo apt-get install chromium) for tests/test_explore_browser.py"; \
+	  echo "NOTE: chromium or npm is missing and this is not a root shell with apt-get: install Debian's"; \
+	  echo "      'chromium' and 'npm' packages (sudo apt-get install chromium npm) for the browser tests and the book"; \
 	fi
 
 $(STAMP): pyproject.toml
@@ -74,6 +79,13 @@ report: env
 
 test: env
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The static book (Sphinx + MyST-NB) of the committed full-mode results: trains and executes nothing.
+book: env
+	$(BIN)/fldp book
+
+book-serve: book
+	$(BIN)/fldp book --no-build --port $(BOOK_PORT)
 
 # The exercises notebooks without their solutions, for students (SOLUTIONS=1: the masters executed,
 # every check must report "correct").

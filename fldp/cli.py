@@ -6,13 +6,15 @@
                    [--notebooks-dir DIR]
     fldp sweep FN [-g NAME=V1,V2,...] [-p NAME VALUE] [--backend B] [--workers N] [--scheduler ADDR]
                [--store DIR] [--fresh]
+    fldp book [--out DIR] [--serve] [--no-build] [--port N]
 
 Exit status of ``reproduce``: 0 when every notebook ran, 1 when one failed, 2 for a request
 that cannot run.  Of ``sweep``: 0 when every run finished, 1 when one failed (the others are
 stored), 2 for a request that cannot run.  Of ``report``: 0 when REPORT.md was written (with ``--check``: is up to
 date), 1 when ``--check`` finds it missing or out of date.  Of ``exercises``: 0 when the notebooks were
 written (and, executed, every check reported what it should), 1 when one did not, 2 for a request that
-cannot run.
+cannot run.  Of ``book``: 0 when the site was built (and served until Ctrl-C), 1 when the build
+failed (Sphinx's warnings are errors), 2 when the port cannot be served.
 """
 from __future__ import annotations
 
@@ -124,7 +126,50 @@ def build_parser() -> argparse.ArgumentParser:
     exe.add_argument("--timeout", type=_positive_float, metavar="SECONDS", help="per-cell time limit (default 600 s)")
     exe.add_argument("--notebooks-dir", type=Path, default=PROJECT_ROOT / "notebooks", metavar="DIR",
                      help="where the masters are, DIR/<paper>/exercises.ipynb (default: notebooks/)")
+    bk = commands.add_parser(
+        "book", help="build the static book from the committed results into build/book/ (and serve it)",
+        description="Stage book/, the committed executed notebooks (results/executed/), figures/, results/ and "
+                    "REPORT.md into build/book-src/ and build the site with Sphinx + MyST-NB (warnings are "
+                    "errors) into build/book/; no notebook is executed. The widget JavaScript and MathJax are "
+                    "fetched once from npm (pinned, sha512-checked) into build/vendor/.")
+    bk.add_argument("--out", type=Path, default=PROJECT_ROOT / "build" / "book", metavar="DIR",
+                    help="where the site goes (default: build/book/)")
+    bk.add_argument("--serve", action="store_true", help="then serve it on http://127.0.0.1:PORT/ until Ctrl-C")
+    bk.add_argument("--no-build", action="store_true", help="serve the site already built in --out")
+    bk.add_argument("--port", type=_port, default=8000, metavar="N", help="port for --serve (default 8000)")
     return parser
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid port {text!r}: give a whole number from 1 to 65535") from None
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"port {value} is out of range: give a number from 1 to 65535")
+    return value
+
+
+def _book(args: argparse.Namespace) -> int:
+    import time
+
+    from fldp import book
+
+    try:
+        if not args.no_build:
+            t0 = time.perf_counter()
+            out = book.build(out=args.out)
+            print(f"fldp book: built {out / 'index.html'} in {time.perf_counter() - t0:.0f} s")
+        if args.serve or args.no_build:
+            book.serve(args.out, args.port)
+    except book.BookError as exc:
+        print(f"fldp book: error: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:  # the port is taken, or not ours to open
+        print(f"fldp book: error: cannot serve on 127.0.0.1:{args.port}: {exc.strerror or exc} "
+              "(choose another with --port N)", file=sys.stderr)
+        return 2
+    return 0
 
 
 def _backend_args(parser: argparse.ArgumentParser) -> None:
@@ -280,6 +325,8 @@ def _main(argv: Sequence[str] | None = None) -> int:
         from fldp.exercises import build
 
         return build.main(args)
+    if args.command == "book":
+        return _book(args)
     if args.command != "reproduce":
         parser.print_help(sys.stderr)
         return 2

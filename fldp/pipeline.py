@@ -32,9 +32,9 @@ from typing import Any, Iterator, Mapping, Sequence
 from fldp.results import PROJECT_ROOT, atomic_write_bytes
 
 __all__ = [
-    "KERNEL_NAME", "MANIFEST_ENV", "KERNEL_ENV", "DEFAULT_CELL_TIMEOUT_S", "UsageError", "Options",
+    "KERNEL_NAME", "MANIFEST_ENV", "EXECUTED", "KERNEL_ENV", "DEFAULT_CELL_TIMEOUT_S", "UsageError", "Options",
     "CellError", "Task", "NotebookResult", "Report", "parse_value", "APPS", "EXERCISES",
-    "is_chapter", "discover", "parameter_cell", "check_kernel", "plan", "run_task",
+    "is_chapter", "discover", "parameter_cell", "check_kernel", "plan", "run_task", "keep_executed",
     "ipc_kernel_manager", "run_tasks", "reproduce", "render_markdown", "render_html", "write_report"
 ]
 
@@ -44,6 +44,9 @@ MANIFEST_ENV = "FLDP_RUN_MANIFEST"
 #: Environment every kernel runs with (headless plotting, stable hashing).
 KERNEL_ENV = {"MPLBACKEND": "Agg", "PYTHONHASHSEED": "0"}
 DEFAULT_CELL_TIMEOUT_S = {False: 14400.0, True: 600.0}  # full mode: the settings map (wei2020/06) is one ~1.5 h cell
+#: Where a full-mode ``fldp reproduce`` commits each executed notebook (under the output root,
+#: mirroring ``notebooks/``): the book's chapters (:mod:`fldp.book`).
+EXECUTED = Path("results") / "executed"
 _VERSIONS_SHOWN = ("torch", "torchvision", "numpy", "dp-accounting", "papermill")
 
 
@@ -97,6 +100,7 @@ class Task:
     env: dict[str, str]
     injected_at: int | None  # index papermill gives its injected cell (None: no shift)
     problem: str | None = None  # set when the notebook cannot be run as asked
+    keep: Path | None = None  # full mode: where the executed copy is committed (the book's source)
 
 
 @dataclass
@@ -248,6 +252,7 @@ def plan(opts: Options) -> tuple[bool, dict[str, Any], list[Task]]:
     if opts.jobs > 1 and "OMP_NUM_THREADS" not in os.environ:
         env["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // opts.jobs))
     root, out = Path(opts.notebooks_dir), Path(opts.build_dir) / "notebooks"
+    kept = None if quick else Path(env.get("FLDP_OUTPUT_DIR", PROJECT_ROOT)) / EXECUTED
     tasks = []
     for i, nb in enumerate(notebooks, 1):
         names, injected_at = declared[nb]
@@ -260,7 +265,8 @@ def plan(opts: Options) -> tuple[bool, dict[str, Any], list[Task]]:
                 problem = "its `parameters` cell does not define `quick`, so it cannot run at CI size"
         rel = nb.relative_to(root)
         tasks.append(Task(i, len(notebooks), rel.as_posix(), nb, out / rel, chosen, timeout,
-                          opts.kernel_name, env, injected_at if chosen else None, problem))
+                          opts.kernel_name, env, injected_at if chosen else None, problem,
+                          kept / rel if kept else None))
     return quick, params, tasks
 
 
@@ -280,6 +286,8 @@ def run_task(task: Task) -> NotebookResult:
             with _environ({**task.env, MANIFEST_ENV: str(manifest)}):
                 error = _execute(task, Path(tmp))
         results_files = _read_manifest(manifest)
+    if error is None and task.keep is not None:
+        keep_executed(task.output, task.keep)
     result = NotebookResult(task.rel, task.output, time.perf_counter() - t0, error,
                             results_files)
     status = "ok    " if result.ok else "FAILED"
@@ -287,6 +295,18 @@ def run_task(task: Task) -> NotebookResult:
     print(f"[{task.index}/{task.total}] {status}  {task.rel}  {result.seconds:.1f} s{detail}",
           flush=True)
     return result
+
+
+def keep_executed(executed: Path, dest: Path) -> Path:
+    """Commit a full-mode executed notebook: copy it to ``dest`` (atomically) with this machine's
+    project folder cut from every path in it (outputs, papermill's metadata), so that the copy
+    says ``results/zhou/03_gaussian.json``, not where it ran.  The book renders these copies
+    (:mod:`fldp.book`); their figures are links to ``figures/``, not embedded images."""
+    text = Path(executed).read_text(encoding="utf-8")
+    for root in {str(PROJECT_ROOT), os.environ.get("FLDP_OUTPUT_DIR", "")} - {""}:
+        text = text.replace(json.dumps(os.path.abspath(root) + "/")[1:-1], "")
+    atomic_write_bytes(Path(dest), text.encode("utf-8"))
+    return Path(dest)
 
 
 def ipc_kernel_manager(folder: Path):

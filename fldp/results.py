@@ -32,7 +32,7 @@ from typing import Any, Sequence
 
 __all__ = [
     "PROJECT_ROOT", "PUBLISH_ENV", "publishing", "output_root", "interactive", "results_path",
-    "ResultsNotFound", "load", "atomic_write_bytes", "atomic_write_json", "Recorder"
+    "ResultsNotFound", "load", "atomic_write_bytes", "atomic_write_json", "SavedFigure", "Recorder"
 ]
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -138,6 +138,32 @@ def _jsonable(obj: Any) -> Any:
     if isinstance(obj, Path):
         return str(obj)
     return repr(obj)
+
+
+class SavedFigure(type(Path())):
+    """The path of a figure :meth:`Recorder.savefig` wrote.  In a notebook it shows as the
+    figure itself (a Markdown image linked relative to the notebook's folder, the kernel's
+    working directory) and never as a second display when it ends a cell (savefig already
+    showed it, or the inline backend did)."""
+
+    def _repr_markdown_(self) -> str:
+        link = Path(os.path.relpath(self, os.getcwd())).as_posix()
+        return f"![{self.stem}]({link})"
+
+    def _ipython_display_(self) -> None:  # shown once, by savefig (or by the inline backend)
+        pass
+
+
+def _kernel_without_inline_figures() -> bool:
+    """Whether this runs in a Jupyter kernel whose matplotlib backend shows no figure by itself
+    (``Agg``, as under ``fldp reproduce``; not the inline or widget backends of JupyterLab)."""
+    import sys
+
+    shell = sys.modules.get("IPython") and sys.modules["IPython"].get_ipython()
+    if shell is None or not hasattr(shell, "kernel"):
+        return False
+    import matplotlib
+    return matplotlib.get_backend().lower() == "agg"
 
 
 class Recorder:
@@ -250,16 +276,24 @@ class Recorder:
         return verdict.label
 
     def savefig(self, fig, name: str, dpi: int = 130) -> Path:
-        """Save a matplotlib figure as ``<figure_dir>/<name>.png`` atomically."""
+        """Save a matplotlib figure as ``<figure_dir>/<name>.png`` atomically; returns its path.
+
+        In a kernel whose matplotlib backend draws nothing into the notebook (``fldp reproduce``
+        runs with ``MPLBACKEND=Agg``), the cell also shows the saved PNG, as a Markdown image
+        linked relative to the notebook (:class:`SavedFigure`): the executed notebook then shows
+        every figure without holding a second copy of it, and the book renders the file."""
         import io
 
         buf = io.BytesIO()
         fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
-        path = self.figure_dir / f"{name}.png"
+        path = SavedFigure(self.figure_dir / f"{name}.png")
         atomic_write_bytes(path, buf.getvalue())
         rel = str(path.relative_to(self.root)) if path.is_relative_to(self.root) else str(path)
         if rel not in self.figures:
             self.figures.append(rel)
+        if _kernel_without_inline_figures():
+            from IPython.display import display
+            display({"text/markdown": path._repr_markdown_(), "text/plain": f"figure {rel}"}, raw=True)
         return path
 
     def save(self) -> Path:

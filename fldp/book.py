@@ -105,12 +105,13 @@ def _tarball(pkg: Vendored, cache: Path) -> Path:
     return path
 
 
-def vendor(static_dir: Path, cache: Path = VENDOR_CACHE) -> list[Path]:
-    """Copy the :data:`VENDORED` files into ``static_dir`` (the site's ``_static``); returns them."""
+def vendor(static_dir: Path, cache: Path = VENDOR_CACHE, packages: Sequence[Vendored] = VENDORED) -> list[Path]:
+    """Copy the files of ``packages`` (:data:`VENDORED`) into ``static_dir`` (the site's ``_static``),
+    each from its tarball checked against its pinned integrity; returns the files copied."""
     from fnmatch import fnmatchcase
 
     copied = []
-    for pkg in VENDORED:
+    for pkg in packages:
         with tarfile.open(_tarball(pkg, cache)) as tar:
             for member in tar.getmembers():
                 rel = member.name.removeprefix("package/")
@@ -312,8 +313,10 @@ def _api_page() -> str:
     return "\n".join(lines)
 
 
-def stage(root: Path = PROJECT_ROOT, dest: Path = STAGE_DIR, cache: Path = VENDOR_CACHE) -> Path:
-    """Assemble the book's Sphinx source folder in ``dest`` (emptied first); returns it."""
+def stage(root: Path = PROJECT_ROOT, dest: Path = STAGE_DIR, cache: Path = VENDOR_CACHE,
+          packages: Sequence[Vendored] = VENDORED) -> Path:
+    """Assemble the book's Sphinx source folder in ``dest`` (emptied first) from the project at
+    ``root``, with the ``packages`` vendored into its ``_static``; returns it."""
     from fldp import papers, report
 
     root, dest = Path(root), Path(dest)
@@ -354,7 +357,7 @@ def stage(root: Path = PROJECT_ROOT, dest: Path = STAGE_DIR, cache: Path = VENDO
     toc += [link(p).removesuffix(".md") for p in parts] + ["```", ""]
     atomic_write_bytes(generated / "parts.md", "\n".join(toc).encode("utf-8"))
     atomic_write_bytes(dest / "api.rst", _api_page().encode("utf-8"))
-    vendor(dest / "_static", cache)
+    vendor(dest / "_static", cache, packages)
     stamp = {"built_from": _committed_on(root, root), "staged": dt.date.today().isoformat(),
              "chapters": len(chs), "executed": sum(ch.executed is not None for ch in chs)}
     atomic_write_bytes(generated / "stamp.json", json.dumps(stamp).encode("utf-8"))

@@ -1,0 +1,206 @@
+"""fldp.book: what the book stages from a project (a toy one here), the vendored packages' integrity
+check, the executed copies fldp reproduce commits, and the figures savefig shows.
+
+The built site itself is driven in a browser by tests/test_book_browser.py.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import json
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from fldp import book, cli, pipeline, results
+
+CLAIMS = [
+    {"id": "Lemma 1", "statement": "sensitivity <= 2C/m", "kind": "paper", "source": "Lemma 1", "setting": "paper",
+     "setting_note": "", "verdict": "holds", "reason": None, "why": "", "falsifier": "a pair above 2C/m",
+     "measured": 0.5, "expected": "<= 1", "note": ""},
+    {"id": "Remark 2", "statement": "loss falls with eps", "kind": "paper", "source": "Remark 2", "setting": "reading",
+     "setting_note": "C = 20", "verdict": "inconclusive", "reason": "spread", "why": "inside the spread",
+     "falsifier": "a negative paired difference", "measured": 1.0, "expected": None, "note": ""},
+]
+
+
+def _nb(cells, **metadata) -> dict:
+    return {"cells": cells, "metadata": metadata, "nbformat": 4, "nbformat_minor": 5}
+
+
+def _cell(kind: str, source: str, i: int, outputs=None) -> dict:
+    cell = {"cell_type": kind, "id": f"c{i}", "metadata": {}, "source": source}
+    if kind == "code":
+        cell.update(outputs=outputs or [], execution_count=i)
+    return cell
+
+
+def _write(path: Path, obj) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(obj if isinstance(obj, str) else json.dumps(obj))
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A toy project: two wei2020 chapters, one with its executed copy committed, one without."""
+    root = tmp_path / "proj"
+    _write(root / "book" / "conf.py", "project = 'toy'\n")
+    _write(root / "book" / "index.md", "# Toy\n")
+    _write(root / "book" / "parts" / "wei2020.md",
+           "# Wei et al. 2020 (NbAFL)\n\nIntro.\n\n<!-- findings of wei2020/02_global_dp, written by fldp report: "
+           "do not edit -->\nstale\n<!-- end of findings -->\n")
+    src = [_cell("markdown", "# Wei et al. 2020, Sec. III: global DP\n\n**What is checked.** sigma_D.", 0),
+           _cell("code", "x = 1\nprint(x)", 1, [{"output_type": "stream", "name": "stdout", "text": "1\n"}]),
+           _cell("markdown", "## Explore\n\nThe explorer.", 2), _cell("code", "widgets.wei2020_explorer()", 3)]
+    _write(root / "notebooks" / "wei2020" / "02_global_dp.ipynb", _nb(src))
+    _write(root / "notebooks" / "wei2020" / "03_convergence.ipynb",
+           _nb([_cell("markdown", "# Wei et al. 2020, Section IV: the bound (T <= 50)", 0),
+                _cell("code", "print(2)", 1, [{"output_type": "stream", "name": "stdout", "text": "2\n"}])]))
+    executed = json.loads(json.dumps(src))
+    executed[1]["outputs"].append({"output_type": "display_data", "metadata": {}, "data": {
+        "text/markdown": "![sigma](../../figures/wei2020/sigma.png)", "text/plain": "figure figures/wei2020/sigma.png"}})
+    _write(root / "results" / "executed" / "wei2020" / "02_global_dp.ipynb",
+           _nb(executed, papermill={"end_time": "2026-11-20T10:00:00.5", "duration": 75.0}))
+    for name, figure in (("02_global_dp", "sigma"), ("03_convergence", "bound")):
+        _write(root / "results" / "wei2020" / f"{name}.json", {
+            "paper": "wei2020", "notebook": name, "quick": False, "params": {}, "wall_time_s": 75.0,
+            "figures": [f"figures/wei2020/{figure}.png"], "findings": [f"the finding of {name} is 0.935"],
+            "claims": CLAIMS})
+        _write(root / "figures" / "wei2020" / f"{figure}.png", "not really a png")
+    return root
+
+
+def _staged(root: Path, tmp_path: Path) -> Path:
+    return book.stage(root, tmp_path / "stage", packages=())
+
+
+def _cells(path: Path) -> list[str]:
+    return ["".join(c["source"]) for c in json.loads(path.read_text())["cells"]]
+
+
+def test_an_executed_chapter_says_where_its_numbers_come_from(project: Path, tmp_path: Path):
+    stage = _staged(project, tmp_path)
+    cells = _cells(stage / "notebooks" / "wei2020" / "02_global_dp.ipynb")
+    title, note = cells[0].split("\n\n", 1)
+    assert title == "# Wei et al. 2020, Sec. III: global DP"
+    assert note.startswith(":::{admonition} Where these numbers come from")
+    assert "**full-mode** run, executed on 2026-11-20 in 1 min 15 s" in note
+    assert "paper claims: 1 holds · 1 inconclusive" in note and "`results/wei2020/02_global_dp.json`" in note
+    assert "**What is checked.** sigma_D." in cells[0]
+    explore = cells.index("## Explore\n\nThe explorer.")
+    assert cells[explore + 1].startswith(":::{admonition} A static copy of the explorer") and "make explore" in \
+        cells[explore + 1]
+    verdicts = cells[-1]
+    assert verdicts.startswith("## The verdicts of this chapter")
+    assert "| Verdict | Claim | Kind | Setting |" in verdicts and verdicts.count("\n| ") == 1 + len(CLAIMS)  # header, one row per claim
+    assert "- the finding of 02_global_dp is 0.935" in verdicts and "(../../register.md)" in verdicts
+    assert "Figures (committed" not in verdicts  # the executed copy shows them where they were drawn
+    outputs = json.loads((stage / "notebooks" / "wei2020" / "02_global_dp.ipynb").read_text())["cells"][1]["outputs"]
+    assert outputs[-1]["data"]["text/markdown"] == "![sigma](../../figures/wei2020/sigma.png)"
+
+
+def test_a_chapter_without_its_executed_copy_says_so_and_shows_its_figures(project: Path, tmp_path: Path):
+    stage = _staged(project, tmp_path)
+    nb = json.loads((stage / "notebooks" / "wei2020" / "03_convergence.ipynb").read_text())
+    assert all(c["outputs"] == [] for c in nb["cells"] if c["cell_type"] == "code")  # no stale outputs
+    cells = _cells(stage / "notebooks" / "wei2020" / "03_convergence.ipynb")
+    assert ":::{admonition} Code without its printed outputs\n:class: warning" in cells[0]
+    assert "not committed yet" in cells[0] and "`fldp reproduce --only wei2020/03_convergence`" in cells[0]
+    assert "## Figures (committed full-mode run)" in cells[-1]
+    assert "![bound](../../figures/wei2020/bound.png)" in cells[-1]
+
+
+def test_the_part_page_the_register_and_the_landing_table(project: Path, tmp_path: Path):
+    stage = _staged(project, tmp_path)
+    part = (stage / "notebooks" / "wei2020" / "index.md").read_text()
+    assert "stale" not in part and "- the finding of 02_global_dp is 0.935" in part
+    assert "[the claims register](../../register.md)" in part or "(../../register.md)" in part
+    assert "#" not in part.split("register.md")[1][:1]  # no anchor into the register
+    toc = part.split("```{toctree}")[1]
+    assert "Sec. III: global DP <02_global_dp>" in toc and "Section IV: the bound (T ≤ 50) <03_convergence>" in toc
+    assert not (stage / "parts").exists()
+    findings = (stage / "_generated" / "findings.md").read_text()
+    assert "| [Wei et al. 2020 (NbAFL)](notebooks/wei2020/index.md) | the paper's setting | 2 | 0 | 0 |" in findings
+    assert "notebooks/wei2020/index" in (stage / "_generated" / "parts.md").read_text()
+    register = (stage / "register.md").read_text()
+    assert "### wei2020/02_global_dp" in register and "(notebooks/wei2020/02_global_dp.ipynb)" in register
+    assert (stage / "figures" / "wei2020" / "sigma.png").is_file()
+    assert (stage / "results" / "wei2020" / "02_global_dp.json").is_file()
+    assert not (stage / "results" / "executed").exists()
+    assert ".. automodule:: fldp.mechanisms" in (stage / "api.rst").read_text()
+
+
+def test_stage_needs_the_book_sources(tmp_path: Path):
+    with pytest.raises(book.BookError, match="conf.py is missing"):
+        book.stage(tmp_path, tmp_path / "stage", packages=())
+
+
+def _tarball(path: Path, files: dict[str, bytes]) -> str:
+    with tarfile.open(path, "w:gz") as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(f"package/{name}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return "sha512-" + base64.b64encode(hashlib.sha512(path.read_bytes()).digest()).decode()
+
+
+def test_vendor_copies_the_pinned_files_and_refuses_an_altered_tarball(tmp_path: Path):
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    integrity = _tarball(cache / "toy-widgets-1.0.0.tgz", {"dist/embed.js": b"js", "dist/a.woff2": b"font",
+                                                           "dist/embed.js.map": b"map", "LICENSE": b"BSD"})
+    pkg = book.Vendored("@toy/widgets", "1.0.0", integrity, "vendor/w", ("dist/embed.js", "dist/*.woff2", "LICENSE"))
+    copied = book.vendor(tmp_path / "static", cache, packages=(pkg,))
+    assert sorted(p.relative_to(tmp_path / "static").as_posix() for p in copied) == [
+        "vendor/w/LICENSE", "vendor/w/dist/a.woff2", "vendor/w/dist/embed.js"]
+    assert (tmp_path / "static" / "vendor" / "w" / "dist" / "embed.js").read_bytes() == b"js"
+    altered = book.Vendored("@toy/widgets", "1.0.0", "sha512-" + "A" * 86 + "==", "vendor/w", ("dist/embed.js",))
+    with pytest.raises(book.BookError, match="does not match the pinned integrity"):
+        book.vendor(tmp_path / "static2", cache, packages=(altered,))
+    assert not (cache / "toy-widgets-1.0.0.tgz").exists()  # removed: the next run fetches it again
+
+
+def test_the_pins_are_the_registry_integrity_strings():
+    for pkg in book.VENDORED:
+        assert pkg.integrity.startswith("sha512-") and len(base64.b64decode(pkg.integrity[7:])) == 64, pkg.name
+    assert any(p.name == "@jupyter-widgets/html-manager" for p in book.VENDORED)
+
+
+def test_keep_executed_cuts_the_project_path(tmp_path: Path):
+    executed = tmp_path / "run.ipynb"
+    root = json.dumps(str(results.PROJECT_ROOT) + "/")[1:-1]
+    executed.write_text(json.dumps(_nb([_cell("code", "rec.save()", 1, [
+        {"output_type": "stream", "name": "stdout", "text": f"saved {results.PROJECT_ROOT}/results/zhou/03.json\n"}])],
+        papermill={"input_path": f"{results.PROJECT_ROOT}/notebooks/zhou/03.ipynb"})))
+    kept = pipeline.keep_executed(executed, tmp_path / "kept" / "zhou" / "03.ipynb")
+    text = kept.read_text()
+    assert root not in text and "saved results/zhou/03.json" in text and '"notebooks/zhou/03.ipynb"' in text
+    assert [p.name for p in kept.parent.iterdir()] == ["03.ipynb"]  # no temporary file left
+
+
+def test_a_saved_figure_links_itself_relative_to_the_notebook(tmp_path: Path, monkeypatch):
+    rec = results.Recorder("toy", "01", quick=True)
+    rec.root = tmp_path / "out"
+    import matplotlib.pyplot as plt
+
+    fig, _ = plt.subplots()
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "notebooks" / "toy").mkdir(parents=True)
+    path = rec.savefig(fig, "curve")
+    plt.close(fig)
+    assert isinstance(path, Path) and path.read_bytes()[:4] == b"\x89PNG"
+    monkeypatch.chdir(tmp_path / "notebooks" / "toy")
+    assert path._repr_markdown_() == "![curve](../../out/figures/toy/curve.png)"
+    assert rec.figures == ["figures/toy/curve.png"]
+    assert not results._kernel_without_inline_figures()  # pytest is no kernel: savefig displayed nothing
+
+
+def test_book_command_line_errors_name_the_problem(tmp_path: Path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["book", "--port", "70000"])
+    assert exit_.value.code == 2 and "port 70000 is out of range" in capsys.readouterr().err
+    assert cli.main(["book", "--no-build", "--out", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "holds no built book" in err and "Traceback" not in err

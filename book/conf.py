@@ -24,6 +24,7 @@ autodoc_member_order = "bysource"
 exclude_patterns = ["_build", "_generated/**", "Thumbs.db", ".DS_Store"]
 html_theme = "sphinx_book_theme"
 html_static_path = ["_static"]
+html_css_files = ["fldp.css"]
 html_theme_options = {
     "home_page_in_toc": True,
     "show_toc_level": 2,

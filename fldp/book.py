@@ -198,6 +198,15 @@ def _committed_on(path: Path, root: Path) -> str:
     return out or "an unrecorded date"
 
 
+_VERDICT_CELL = re.compile(r"^\| (?:\*\*)?(holds|fails|inconclusive)([^|*]*)(?:\*\*)? \|", re.M)
+
+
+def _coloured(text: str) -> str:
+    """A claims table's verdict cells marked for the book's colours (``fldp-holds`` ...)."""
+    return _VERDICT_CELL.sub(lambda m: f'| <span class="fldp-verdict fldp-{m.group(1)}">{m.group(1)}{m.group(2).rstrip()}'
+                             f'</span> |', text)
+
+
 def _provenance(ch: Chapter, nb: dict | None, root: Path) -> str:
     from fldp import report
 
@@ -234,7 +243,7 @@ def _results_section(ch: Chapter, with_figures: bool) -> str:
     if e.findings:
         lines += ["**Findings** (written by the notebook from its measurements):", ""]
         lines += [f"- {f}" for f in e.findings] + [""]
-    lines += report.claims_table(e.claims) if e.claims else ["No claims recorded."]
+    lines += [_coloured("\n".join(report.claims_table(e.claims)))] if e.claims else ["No claims recorded."]
     if with_figures and e.figures:
         lines += ["", "## Figures (committed full-mode run)", ""]
         up = "../" * (ch.rel.count("/") + 1)
@@ -346,8 +355,8 @@ def stage(root: Path = PROJECT_ROOT, dest: Path = STAGE_DIR, cache: Path = VENDO
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(path, target)
     staged = report.collect(dest / "results")  # links to the staged chapters, figures and results
-    atomic_write_bytes(dest / "register.md", report.render(dest / "results", dest / "register.md", staged)
-                       .encode("utf-8"))
+    text = report.render(dest / "results", dest / "register.md", staged)
+    atomic_write_bytes(dest / "register.md", _coloured(text).encode("utf-8"))
     link = lambda p: (f"notebooks/{p}/index.md" if p != "baseline" else "notebooks/baseline.md")  # noqa: E731
     summary = report.summary_lines(register, link) if register.entries else ["No full-mode results yet."]
     generated = dest / "_generated"

@@ -95,6 +95,8 @@ def test_an_executed_chapter_says_where_its_numbers_come_from(project: Path, tmp
     verdicts = cells[-1]
     assert verdicts.startswith("## The verdicts of this chapter")
     assert "| Verdict | Claim | Kind | Setting |" in verdicts and verdicts.count("\n| ") == 1 + len(CLAIMS)  # header, one row per claim
+    assert '| <span class="fldp-verdict fldp-holds">holds</span> | Lemma 1 |' in verdicts  # coloured by the CSS
+    assert '| <span class="fldp-verdict fldp-inconclusive">inconclusive: spread</span> | Remark 2 |' in verdicts
     assert "- the finding of 02_global_dp is 0.935" in verdicts and "(../../register.md)" in verdicts
     assert "Figures (committed" not in verdicts  # the executed copy shows them where they were drawn
     outputs = json.loads((stage / "notebooks" / "wei2020" / "02_global_dp.ipynb").read_text())["cells"][1]["outputs"]

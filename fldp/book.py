@@ -207,6 +207,26 @@ def _coloured(text: str) -> str:
                              f'</span> |', text)
 
 
+def _runs_text(results_file: Path) -> str:
+    """What the results file says of the training runs behind it (:func:`fldp.store.usage`)."""
+    from fldp import report
+
+    try:
+        runs = json.loads(Path(results_file).read_text(encoding="utf-8")).get("runs")
+    except (OSError, ValueError):
+        runs = None
+    if not runs or not (runs.get("ran", 0) + runs.get("reused", 0)):
+        return ""
+    n, reused = runs["ran"] + runs["reused"], runs["reused"]
+    days = sorted({str(runs.get(k) or "")[:10] for k in ("first", "last")} - {""})
+    when = f" on {days[0]}" if len(days) == 1 else f" between {days[0]} and {days[-1]}" if days else ""
+    compute = f"{report.duration(runs.get('seconds', 0.0))} of compute"
+    if not reused:
+        return f" Its {n} training runs were computed in that execution ({compute})."
+    how = f"All {n} of its training runs were" if reused == n else f"{reused} of its {n} training runs were"
+    return f" {how} read from the run store, where they were computed{when} ({compute} in all)."
+
+
 def _provenance(ch: Chapter, nb: dict | None, root: Path) -> str:
     from fldp import report
 
@@ -223,7 +243,8 @@ def _provenance(ch: Chapter, nb: dict | None, root: Path) -> str:
         return (":::{admonition} Where these numbers come from\n:class: note\n"
                 f"Everything on this page is the committed **full-mode** run, executed on {day}{took} by "
                 f"`fldp reproduce`: its printed outputs, its figures (`figures/{e.paper}/`) and its verdicts "
-                f"({results}: {tallies}). Nothing was re-run to build this page; {run} re-runs it.\n:::\n")
+                f"({results}: {tallies}).{_runs_text(e.path)} Nothing was re-run to build this page; {run} "
+                "re-runs it.\n:::\n")
     day = _committed_on(Path(root) / "results" / f"{ch.key}.json", root)
     return (":::{admonition} Code without its printed outputs\n:class: warning\n"
             "The executed copy of this chapter is not committed yet, so its code is shown without the "

@@ -303,6 +303,10 @@ class Recorder:
             "params": self.params, "wall_time_s": round(time.time() - self._t0, 3),
             "figures": self.figures, "findings": self.findings, "claims": self.claims, "data": self.data,
         }
+        from fldp import store
+        runs = store.usage()
+        if runs["ran"] or runs["reused"]:  # the runs behind the numbers: computed here or read back
+            payload["runs"] = {**runs, "seconds": round(runs["seconds"], 3)}
         atomic_write_json(self.results_path, payload)
         manifest = os.environ.get("FLDP_RUN_MANIFEST")  # set by `fldp reproduce`
         if manifest:

@@ -39,7 +39,7 @@ from .results import PROJECT_ROOT, _jsonable, atomic_write_bytes, interactive, o
 
 __all__ = [
     "FORMAT", "FRESH_ENV", "fn_name", "resolve", "canonical", "normalise", "code_version",
-    "full_config", "run_key", "Record", "RunStore", "fresh_default", "default_store"
+    "full_config", "run_key", "Record", "usage", "RunStore", "fresh_default", "default_store"
 ]
 
 FORMAT = 1
@@ -149,6 +149,25 @@ class Record:
     version: str
 
 
+_USAGE: dict[str, Any] = {"ran": 0, "reused": 0, "seconds": 0.0, "first": None, "last": None}
+
+
+def _count(rec: "Record", *, reused: bool) -> None:
+    _USAGE["reused" if reused else "ran"] += 1
+    _USAGE["seconds"] += float(rec.seconds)
+    _USAGE["first"] = min(filter(None, (_USAGE["first"], rec.finished)))
+    _USAGE["last"] = max(filter(None, (_USAGE["last"], rec.finished)))
+
+
+def usage() -> dict[str, Any]:
+    """The runs this process took from run stores: ``ran`` (computed and saved here), ``reused``
+    (read back), ``seconds`` (what they took when computed, all of them) and the ``first`` and
+    ``last`` times one of them finished.  :meth:`fldp.results.Recorder.save` keeps it with a
+    notebook's results, so that a chapter says when its numbers were computed, not only when the
+    notebook last ran."""
+    return dict(_USAGE)
+
+
 class RunStore:
     """Finished runs under ``root`` (see the module docstring)."""
 
@@ -183,8 +202,11 @@ class RunStore:
                       saved["finished"], saved["version"])
 
     def load(self, fn: Union[Callable, str], config: Mapping[str, Any]) -> Optional[Record]:
-        """The finished run ``fn(**config)``, or None."""
-        return self.read(self.path(fn, config))
+        """The finished run ``fn(**config)``, or None (a run found counts in :func:`usage` as reused)."""
+        rec = self.read(self.path(fn, config))
+        if rec is not None:
+            _count(rec, reused=True)
+        return rec
 
     def save(self, fn: Union[Callable, str], config: Mapping[str, Any], result: Any, seconds: float) -> Record:
         """Write a finished run atomically; returns it as it reads back."""
@@ -194,6 +216,7 @@ class RunStore:
         body = {"format": FORMAT, "key": rec.key, "fn": rec.fn, "version": rec.version, "config": rec.config,
                 "seconds": rec.seconds, "finished": rec.finished, "digest": _digest(text), "result": rec.result}
         atomic_write_bytes(self._path(rec.fn, rec.key), (json.dumps(body, allow_nan=True) + "\n").encode())
+        _count(rec, reused=False)
         return rec
 
     def run(self, fn: Callable, config: Mapping[str, Any], *, fresh: Optional[bool] = None) -> Any:

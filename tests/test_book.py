@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from fldp import book, cli, pipeline, results
+from fldp import book, cli, pipeline, report, results
 
 CLAIMS = [
     {"id": "Lemma 1", "statement": "sensitivity <= 2C/m", "kind": "paper", "source": "Lemma 1", "setting": "paper",
@@ -24,6 +24,10 @@ CLAIMS = [
      "setting_note": "C = 20", "verdict": "inconclusive", "reason": "spread", "why": "inside the spread",
      "falsifier": "a negative paired difference", "measured": 1.0, "expected": None, "note": ""},
 ]
+
+
+RUNS = {"ran": 0, "reused": 12, "seconds": 4380.0, "first": "2026-11-20T10:00:00+0000",
+        "last": "2026-11-21T09:00:00+0000"}
 
 
 def _nb(cells, **metadata) -> dict:
@@ -67,7 +71,7 @@ def project(tmp_path: Path) -> Path:
         _write(root / "results" / "wei2020" / f"{name}.json", {
             "paper": "wei2020", "notebook": name, "quick": False, "params": {}, "wall_time_s": 75.0,
             "figures": [f"figures/wei2020/{figure}.png"], "findings": [f"the finding of {name} is 0.935"],
-            "claims": CLAIMS})
+            "claims": CLAIMS, **({"runs": RUNS} if name == "02_global_dp" else {})})
         _write(root / "figures" / "wei2020" / f"{figure}.png", "not really a png")
     return root
 
@@ -88,6 +92,8 @@ def test_an_executed_chapter_says_where_its_numbers_come_from(project: Path, tmp
     assert note.startswith(":::{admonition} Where these numbers come from")
     assert "**full-mode** run, executed on 2026-11-20 in 1 min 15 s" in note
     assert "paper claims: 1 holds · 1 inconclusive" in note and "`results/wei2020/02_global_dp.json`" in note
+    assert ("All 12 of its training runs were read from the run store, where they were computed between "
+            "2026-11-20 and 2026-11-21 (1 h 13 min of compute in all).") in note
     assert "**What is checked.** sigma_D." in cells[0]
     explore = cells.index("## Explore\n\nThe explorer.")
     assert cells[explore + 1].startswith(":::{admonition} A static copy of the explorer") and "make explore" in \
@@ -132,6 +138,20 @@ def test_the_part_page_the_register_and_the_landing_table(project: Path, tmp_pat
     assert (stage / "results" / "wei2020" / "02_global_dp.json").is_file()
     assert not (stage / "results" / "executed").exists()
     assert ".. automodule:: fldp.mechanisms" in (stage / "api.rst").read_text()
+
+
+def test_the_store_counts_the_runs_a_notebook_used(tmp_path: Path, monkeypatch):
+    from fldp import store
+
+    monkeypatch.setattr(store, "_USAGE", {"ran": 0, "reused": 0, "seconds": 0.0, "first": None, "last": None})
+    runs = store.RunStore(tmp_path / "runs")
+    assert runs.run(report.duration, {"seconds": 75.0}) == "1 min 15 s"  # computed
+    assert runs.run(report.duration, {"seconds": 75.0}) == "1 min 15 s"  # read back
+    used = store.usage()
+    assert (used["ran"], used["reused"]) == (1, 1) and used["first"] == used["last"] is not None
+    rec = results.Recorder("toy", "01", quick=True)
+    rec.root = tmp_path
+    assert json.loads(rec.save().read_text())["runs"]["reused"] == 1
 
 
 def test_stage_needs_the_book_sources(tmp_path: Path):

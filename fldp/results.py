@@ -197,10 +197,10 @@ class Recorder:
     def results_path(self) -> Path:
         return self.root / "results" / self.paper / f"{self.notebook}.json"
 
-    def add(self, key: str, value: Any) -> Any:
-        """Store the numbers behind a figure or table under ``key``; returns ``value``."""
+    def add(self, key: str, value: Any) -> None:
+        """Store the numbers behind a figure or table under ``key``.  Returns nothing, so that a
+        cell ending with it shows nothing (the numbers are often long; the figure shows them)."""
         self.data[key] = value
-        return value
 
     def finding(self, text: str) -> str:
         """Record one sentence of what this notebook found, its numbers formatted from the

@@ -13,8 +13,8 @@ notebook (MyST-NB's execution is off).  What it stages:
   whose executed copy is not committed yet shows its code without outputs, with its committed
   full-mode figures and verdicts, and says so;
 * ``figures/`` and ``results/<paper>/*.json`` (the pages link to them), ``register.md`` (the
-  claims register, :func:`fldp.report.render` for the book) and ``api.rst`` (one ``automodule``
-  per module of the package: the reference generated from the docstrings);
+  claims register, :func:`fldp.report.render` for the book) and ``api/`` (one page per module of
+  the package, its ``automodule``: the reference generated from the docstrings);
 * the JavaScript the pages run, vendored from npm at pinned versions whose sha512 is checked
   (:data:`VENDORED`): ``@jupyter-widgets/html-manager``, which renders the Explore sections'
   widgets from the state papermill saved, and MathJax; so that a page loads nothing from a CDN.
@@ -326,21 +326,26 @@ def api_modules() -> list[str]:
     return sorted(n for n in names if not n.endswith("__main__"))
 
 
-def _api_page() -> str:
+def _api_pages() -> dict[str, str]:
+    """The API reference: an index page and one page per module (``api/<module>.rst``)."""
     import importlib
 
-    lines = ["API reference", "=============", "",
-             "Generated from the docstrings: each formula's docstring names its paper and equation.", ""]
+    pages, entries = {}, []
     for name in api_modules():
         module = importlib.import_module(name)
-        lines.append(f".. automodule:: {name}")
+        lines = [name, "=" * len(name), "", f".. automodule:: {name}"]
         exported = [n for n in getattr(module, "__all__", [])
                     if getattr(getattr(module, n, None), "__module__", name) not in (name, None)
                     and hasattr(getattr(module, n), "__module__")]
         if exported:  # re-exports are described where they are defined
             lines.append(f"   :exclude-members: {', '.join(exported)}")
-        lines.append("")
-    return "\n".join(lines)
+        pages[f"api/{name}.rst"] = "\n".join(lines) + "\n"
+        entries.append(f"   {name}")
+    pages["api/index.rst"] = "\n".join([
+        "API reference", "=============", "",
+        "Generated from the package's docstrings: each formula's docstring names its paper and equation.", "",
+        ".. toctree::", "   :maxdepth: 1", "", *entries, ""])
+    return pages
 
 
 def stage(root: Path = PROJECT_ROOT, dest: Path = STAGE_DIR, cache: Path = VENDOR_CACHE,
@@ -386,7 +391,8 @@ def stage(root: Path = PROJECT_ROOT, dest: Path = STAGE_DIR, cache: Path = VENDO
     toc = ["```{toctree}", ":caption: The chapters", ":maxdepth: 1", ""]
     toc += [link(p).removesuffix(".md") for p in parts] + ["```", ""]
     atomic_write_bytes(generated / "parts.md", "\n".join(toc).encode("utf-8"))
-    atomic_write_bytes(dest / "api.rst", _api_page().encode("utf-8"))
+    for rel, text in _api_pages().items():
+        atomic_write_bytes(dest / rel, text.encode("utf-8"))
     vendor(dest / "_static", cache, packages)
     stamp = {"built_from": _committed_on(root, root), "staged": dt.date.today().isoformat(),
              "chapters": len(chs), "executed": sum(ch.executed is not None for ch in chs)}

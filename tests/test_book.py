@@ -137,7 +137,8 @@ def test_the_part_page_the_register_and_the_landing_table(project: Path, tmp_pat
     assert (stage / "figures" / "wei2020" / "sigma.png").is_file()
     assert (stage / "results" / "wei2020" / "02_global_dp.json").is_file()
     assert not (stage / "results" / "executed").exists()
-    assert ".. automodule:: fldp.mechanisms" in (stage / "api.rst").read_text()
+    assert ".. automodule:: fldp.mechanisms" in (stage / "api" / "fldp.mechanisms.rst").read_text()
+    assert "   fldp.papers.wei2020.theory" in (stage / "api" / "index.rst").read_text()
 
 
 def test_the_store_counts_the_runs_a_notebook_used(tmp_path: Path, monkeypatch):

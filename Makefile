@@ -25,7 +25,8 @@ BOOK_PORT ?= 8000
 
 help:
 	@echo "make reproduce [QUICK=1] [JOBS=N]  execute every notebook, write build/report.{md,html}"
-	@echo "                                   (full mode: also results/, figures/ and REPORT.md)"
+	@echo "                                   (full mode: also results/ with results/executed/, the book's"
+	@echo "                                   chapters, figures/ and REPORT.md)"
 	@echo "make report                        render REPORT.md, the claims register, from results/"
 	@echo "make test                          run the whole test suite (notebooks in quick mode)"
 	@echo "make book                          the static book from the committed results -> build/book/"

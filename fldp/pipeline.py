@@ -4,6 +4,8 @@
 against each notebook's ``parameters`` cell, runs each one with papermill on the kernel named
 ``fldp`` (never another one), collects the results JSON that the notebook's
 :class:`fldp.results.Recorder` saved, and writes ``build/report.md`` and ``build/report.html``.
+In full mode it also commits each executed notebook to ``results/executed/`` (:func:`keep_executed`),
+which the book renders (:mod:`fldp.book`).
 
 A failing notebook is reported with its failing cell; the others still run.  Claims that do
 not hold are findings, shown as FAIL in the report, not errors.

@@ -272,10 +272,14 @@ def _results_section(ch: Chapter, with_figures: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
-_LIVE = (":::{admonition} A static copy of the explorer\n:class: tip\n"
-         "The widgets below are rendered in the page from the state saved when the notebook ran: the "
-         "controls move, but nothing recomputes here. The live version: `make explore` (every explorer, "
-         "served by Voila on 127.0.0.1) or `make lab` (this notebook in JupyterLab).\n:::\n")
+_LIVE_VERSION = ("The live version: `make explore` (every explorer, served by Voila on 127.0.0.1) or `make lab` "
+                 "(this notebook in JupyterLab).")
+_LIVE = {True: (":::{admonition} A static copy of the explorer\n:class: tip\n"
+                "The widgets below are rendered in the page from the state saved when the notebook ran: the "
+                f"controls move, but nothing recomputes here. {_LIVE_VERSION}\n:::\n"),
+         False: (":::{admonition} The explorer is not shown here\n:class: tip\n"
+                 "Its widgets are saved with the executed copy of this chapter, which is not committed yet. "
+                 f"{_LIVE_VERSION}\n:::\n")}
 
 
 def _stage_chapter(ch: Chapter, dest: Path, root: Path) -> None:
@@ -295,7 +299,7 @@ def _stage_chapter(ch: Chapter, dest: Path, root: Path) -> None:
     for i, cell in enumerate(list(cells)):
         src = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
         if cell["cell_type"] == "markdown" and src.lstrip().startswith("## Explore"):
-            cells.insert(cells.index(cell) + 1, _md_cell(_LIVE, f"fldp-book-static-{i}"))
+            cells.insert(cells.index(cell) + 1, _md_cell(_LIVE[ch.executed is not None], f"fldp-book-static-{i}"))
     section = _results_section(ch, with_figures=ch.executed is None)
     if section:
         cells.append(_md_cell(section, "fldp-book-verdicts"))

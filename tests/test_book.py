@@ -61,7 +61,8 @@ def project(tmp_path: Path) -> Path:
     _write(root / "notebooks" / "wei2020" / "02_global_dp.ipynb", _nb(src))
     _write(root / "notebooks" / "wei2020" / "03_convergence.ipynb",
            _nb([_cell("markdown", "# Wei et al. 2020, Section IV: the bound (T <= 50)", 0),
-                _cell("code", "print(2)", 1, [{"output_type": "stream", "name": "stdout", "text": "2\n"}])]))
+                _cell("code", "print(2)", 1, [{"output_type": "stream", "name": "stdout", "text": "2\n"}]),
+                _cell("markdown", "## Explore", 2)]))
     executed = json.loads(json.dumps(src))
     executed[1]["outputs"].append({"output_type": "display_data", "metadata": {}, "data": {
         "text/markdown": "![sigma](../../figures/wei2020/sigma.png)", "text/plain": "figure figures/wei2020/sigma.png"}})
@@ -116,6 +117,7 @@ def test_a_chapter_without_its_executed_copy_says_so_and_shows_its_figures(proje
     cells = _cells(stage / "notebooks" / "wei2020" / "03_convergence.ipynb")
     assert ":::{admonition} Code without its printed outputs\n:class: warning" in cells[0]
     assert "not committed yet" in cells[0] and "`fldp reproduce --only wei2020/03_convergence`" in cells[0]
+    assert cells[cells.index("## Explore") + 1].startswith(":::{admonition} The explorer is not shown here")
     assert "## Figures (committed full-mode run)" in cells[-1]
     assert "![bound](../../figures/wei2020/bound.png)" in cells[-1]
 

@@ -548,7 +548,8 @@ README_BEGIN = "<!-- register summary: written by `fldp report` from results/; d
 README_END = "<!-- end of register summary -->"
 
 
-#: A findings block of README.md: ``<!-- findings of zhou/04_experiments, written by fldp
+#: A findings block (the book's part pages, ``book/parts/<paper>.md``, filled by :mod:`fldp.book`;
+#: README.md's, where it has one, by ``fldp report``): ``<!-- findings of zhou/04_experiments, written by fldp
 #: report: do not edit -->`` ... ``<!-- end of findings -->``, filled with that notebook's findings.
 FINDINGS_BLOCK = re.compile(r"(<!-- findings of ([\w.-]+/[\w.-]+), written by fldp report: do not edit -->\n)"
                             r"(.*?)(<!-- end of findings -->)", re.S)

@@ -205,8 +205,9 @@ class Recorder:
     def finding(self, text: str) -> str:
         """Record one sentence of what this notebook found, its numbers formatted from the
         computed values (never typed in by hand); prints it; returns it.  ``fldp report`` shows
-        the findings in REPORT.md and in README.md's findings blocks, so that no result number
-        of README.md can go stale against ``results/``."""
+        the findings in REPORT.md, and the book under the chapter's verdicts and in its part
+        page's findings blocks (:mod:`fldp.book`), so that no result number of the book can go
+        stale against ``results/``."""
         if not isinstance(text, str) or not text.strip():
             raise ValueError(f"finding: text={text!r} must be a non-empty sentence")
         text = " ".join(text.split())

@@ -24,7 +24,7 @@ def test_releases_follow_each_papers_calibration(rel):
     assert gau.sampling_prob == 0.01 and gau.sensitivity == pytest.approx(10 / (0.01 * 6000))
     li = rel["Secure FedAvg", "paper", 1]
     assert li.sampling_prob == pytest.approx(1 - (1 - 1 / 325) ** 10) and li.claim_eps == 0.5
-    assert rel["Secure FedAvg", "paper", 100].accountant_eps == pytest.approx(47.36, abs=0.05)  # README, li2021
+    assert rel["Secure FedAvg", "paper", 100].accountant_eps == pytest.approx(47.36, abs=0.05)  # book/parts/li2021.md
     for (scheme, setting, _), r in rel.items():
         if setting == "unified":
             assert r.accountant_eps == 4.0 and r.delta == 1e-5, scheme

@@ -25,6 +25,7 @@ exclude_patterns = ["_build", "_generated/**", "Thumbs.db", ".DS_Store"]
 html_theme = "sphinx_book_theme"
 html_static_path = ["_static"]
 html_css_files = ["fldp.css"]
+html_js_files = ["mathjax-widgets.js"]  # the widget manager's MathJax 2 calls, answered by MathJax 3
 html_theme_options = {
     "home_page_in_toc": True,
     "show_toc_level": 2,

@@ -32,7 +32,7 @@ __all__ = [
     "SKIPPED_DIRS", "SETTING_NAMES", "migrated", "verdict_label", "tally", "tally_text",
     "CLAIM_COLUMNS", "claim_cells", "claims_table", "Entry", "Register", "paper_name",
     "results_files", "collect", "round_floats", "compact", "cell", "duration", "TITLE",
-    "summary_lines", "render", "README_BEGIN", "README_END", "FINDINGS_BLOCK", "findings_lines",
+    "summary_lines", "time_text", "render", "README_BEGIN", "README_END", "FINDINGS_BLOCK", "findings_lines",
     "readme_with_summary", "write", "is_up_to_date", "run"
 ]
 
@@ -129,6 +129,7 @@ class Entry:
     claims: list[dict[str, Any]]
     figures: list[str]
     findings: list[str] = field(default_factory=list)
+    runs: Any = None  # the run store's usage (fldp.store.usage) when the notebook used one
 
 
 @dataclass
@@ -216,7 +217,7 @@ def collect(results_dir: Path = DEFAULT_RESULTS_DIR) -> Register:
                 wall_time_s=payload.get("wall_time_s"), params=payload.get("params"),
                 claims=list(payload.get("claims", [])),
                 figures=[str(f) for f in payload.get("figures", [])],
-                findings=list(payload.get("findings", []))))
+                findings=list(payload.get("findings", [])), runs=payload.get("runs")))
     return register
 
 
@@ -266,6 +267,16 @@ def duration(seconds: Any) -> str:
         return f"{total // 60} min {total % 60:02d} s"
     total = int(round(seconds / 60))
     return f"{total // 60} h {total % 60:02d} min"
+
+
+def time_text(e: Entry) -> str:
+    """The notebook's wall time, and, when it read runs back from the run store, what its runs took
+    when they were computed (the wall time alone would hide it)."""
+    runs = e.runs if isinstance(e.runs, dict) else {}
+    if not runs.get("reused"):
+        return duration(e.wall_time_s)
+    n = runs["reused"] + runs.get("ran", 0)
+    return f"{duration(e.wall_time_s)} ({runs['reused']} of {n} runs read from the store; {duration(runs.get('seconds'))} of compute)"
 
 
 def _code(text: str) -> str:
@@ -486,7 +497,7 @@ def render(results_dir: Path = DEFAULT_RESULTS_DIR, output: Path = DEFAULT_OUTPU
                 if any(not migrated(c) for c in e.claims):
                     cols[0] += f" ({sum(not migrated(c) for c in e.claims)} not migrated)"
                 lines.append(f"| [{cell(key)}](#{anchor_of[key]}) | " + " | ".join(cols)
-                             + f" | {duration(e.wall_time_s)} |")
+                             + f" | {time_text(e)} |")
 
     if problems:
         lines += ["", "## Problems", ""]
@@ -515,7 +526,7 @@ def _entry_lines(e: Entry, notebook: Path | None, problems: list[str], base: Pat
         lines.append(f"- Notebook: {_code(e.notebook + '.ipynb')} (not found)")
     link = _rel(e.path, base)
     lines.append(f"- Results: [{link}]({_target(link)})")
-    lines.append(f"- Wall time: {duration(e.wall_time_s)}")
+    lines.append(f"- Wall time: {time_text(e)}")
     params = compact(e.params, digits=None, limit=_PARAMS_LIMIT) if e.params else ""
     lines.append(f"- Parameters: {_code(params) if params else 'none'}")
     lines.append(f"- Claims: paper {tally_text(_of(e.claims, 'paper'))}; derived "

@@ -4,7 +4,7 @@ driven in Debian's Chromium with Playwright.
 One session opens the landing page, every part page, every chapter page and the claims register,
 and asserts that every image loads, that each chapter shows its verdicts table (with the register's
 verdict columns, one row per committed claim), that the Explore sections' widgets render from their
-saved state, that the search page finds ``sigma_D``, that no page logs a console error, and that no
+saved state, that the math is typeset, that the search page finds ``sigma_D``, that no page logs a console error, and that no
 request leaves the loopback address (the widget manager and MathJax are vendored into the site).
 
 The site: ``$FLDP_BOOK`` when it names a built one (``.ci/run`` builds it with ``make book`` first),
@@ -106,12 +106,18 @@ def test_the_book_in_a_browser(site, browser_session):
     context, external, errors = browser_session
     chapters = {f"notebooks/{Path(ch.rel).with_suffix('.html').as_posix()}": ch for ch in book.chapters()}
     assert len(chapters) >= 20, "the book lost chapters"
-    widget_pages = []
+    widget_pages, math_pages = [], 0
     for rel in _pages(out):
         assert (out / rel).is_file(), f"the book has no page {rel}"
         page = _open(context, errors, f"{url}/{rel}")
         broken = page.evaluate(_BROKEN_IMAGES)
         assert not broken, f"{rel}: images that do not load: {broken}"
+        if page.locator("span.math, div.math").count():  # the vendored MathJax typesets the page's math
+            try:
+                page.wait_for_selector("mjx-container", state="attached", timeout=TIMEOUT_MS)
+            except Exception as exc:
+                raise AssertionError(f"{rel}: its math was not typeset (MathJax did not load?)") from exc
+            math_pages += 1
         ch = chapters.get(rel)
         if ch is not None and ch.entry is not None and ch.entry.claims:
             table = page.locator("section#the-verdicts-of-this-chapter table")
@@ -133,6 +139,7 @@ def test_the_book_in_a_browser(site, browser_session):
             assert all(c in heads for c in VERDICT_COLUMNS), f"register columns: {set(heads)}"
         page.close()
     assert widget_pages, "no chapter page renders a static explorer (no executed copy with widget state?)"
+    assert math_pages, "no page has math to typeset"
 
     page = _open(context, errors, f"{url}/search.html?q=sigma_D")
     page.wait_for_selector("#search-results ul.search li", timeout=TIMEOUT_MS)

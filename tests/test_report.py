@@ -280,3 +280,14 @@ def test_recorder_finding_is_saved_and_refuses_an_empty_sentence(tmp_path: Path,
         rec.finding("  ")
     saved = json.loads(rec.save().read_text())
     assert saved["findings"] == ["b = 1 wins at 5 of 6 settings"]
+
+
+def test_wall_time_says_what_stored_runs_took():
+    """A notebook that read its runs back from the store ran in seconds; the register says what the
+    runs took when computed, so that the wall time does not pass for the cost of the numbers."""
+    e = report.Entry(Path("r.json"), "adaptive_noise", "03_utility", 4.2, {}, [], [],
+                     runs={"ran": 2, "reused": 78, "seconds": 8700.0, "first": None, "last": None})
+    assert report.time_text(e) == "4.2 s (78 of 80 runs read from the store; 2 h 25 min of compute)"
+    assert report.time_text(report.Entry(Path("r.json"), "zhou", "01", 75.25, {}, [], [])) == "1 min 15 s"
+    fresh = report.Entry(Path("r.json"), "zhou", "04", 75.25, {}, [], [], runs={"ran": 3, "reused": 0, "seconds": 70.0})
+    assert report.time_text(fresh) == "1 min 15 s"

@@ -37,6 +37,7 @@ html_context = {"default_mode": "light"}  # an explicit mode: the theme logs an 
 html_favicon = "_static/favicon.svg"  # a page without one requests /favicon.ico and logs a 404
 html_last_updated_fmt = None
 html_show_sourcelink = False
+html_copy_source = False  # no _sources/ copy of every page (4 MB): the repository holds them
 
 
 def _object(dotted):

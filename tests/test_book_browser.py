@@ -143,8 +143,10 @@ def test_the_book_in_a_browser(site, browser_session):
 
     page = _open(context, errors, f"{url}/search.html?q=sigma_D")
     page.wait_for_selector("#search-results ul.search li", timeout=TIMEOUT_MS)
-    hits = page.locator("#search-results ul.search li a").all_inner_texts()
-    assert hits, "the search found nothing for sigma_D"
+    links = page.evaluate("() => Array.from(document.querySelectorAll('#search-results ul.search li a'))"
+                          ".map(a => a.getAttribute('href'))")
+    assert any("notebooks/wei2020/02_global_dp" in h for h in links), f"sigma_D's chapter not found: {links[:10]}"
+    assert any("fldp.papers.wei2020.theory" in h for h in links), f"sigma_downlink's reference not found: {links[:10]}"
     page.close()
 
     assert not errors, "console errors:\n" + "\n".join(errors[:20])

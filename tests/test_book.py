@@ -229,3 +229,16 @@ def test_book_command_line_errors_name_the_problem(tmp_path: Path, capsys):
     assert cli.main(["book", "--no-build", "--out", str(tmp_path)]) == 1
     err = capsys.readouterr().err
     assert "holds no built book" in err and "Traceback" not in err
+
+
+def test_book_serve_on_a_taken_port_says_so(tmp_path: Path, capsys):
+    import socket
+
+    (tmp_path / "index.html").write_text("<p>built</p>")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert cli.main(["book", "--no-build", "--out", str(tmp_path), "--port", str(port)]) == 2
+    err = capsys.readouterr().err
+    assert f"cannot serve on 127.0.0.1:{port}" in err and "--port N" in err and "Traceback" not in err

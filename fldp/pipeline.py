@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import base64
+import re
 import contextlib
 import datetime as dt
 import html
@@ -37,7 +38,7 @@ __all__ = [
     "KERNEL_NAME", "MANIFEST_ENV", "EXECUTED", "KERNEL_ENV", "DEFAULT_CELL_TIMEOUT_S", "UsageError", "Options",
     "CellError", "Task", "NotebookResult", "Report", "parse_value", "APPS", "EXERCISES",
     "is_chapter", "discover", "parameter_cell", "check_kernel", "plan", "run_task", "keep_executed",
-    "ipc_kernel_manager", "run_tasks", "reproduce", "render_markdown", "render_html", "write_report"
+    "ipc_kernel_manager", "dependencies", "run_tasks", "reproduce", "render_markdown", "render_html", "write_report"
 ]
 
 KERNEL_NAME = "fldp"
@@ -389,13 +390,77 @@ def _read_manifest(manifest: Path) -> list[Path]:
     return list(dict.fromkeys(Path(line) for line in lines if line.strip()))
 
 
-def run_tasks(tasks: Sequence[Task], jobs: int = 1) -> list[NotebookResult]:
-    """Run tasks in order, or in ``jobs`` worker processes; results keep the task order."""
+_LOADS = re.compile(r"""results\.load\(\s*["']([\w.-]+)["']\s*,\s*["']([\w.-]+)["']""")
+
+
+def dependencies(tasks: Sequence[Task]) -> dict[str, list[str]]:
+    """For each task, the other selected tasks whose results it loads (a ``results.load("<paper>",
+    "<notebook>", ...)`` in its code cells): they run first.  A notebook that loads results of one
+    not selected reads the committed ones, so that is no dependency here."""
+    import nbformat
+
+    by_key = {(Path(t.rel).parent.name, Path(t.rel).stem): t.rel for t in tasks}
+    deps = {}
+    for t in tasks:
+        nb = nbformat.read(str(t.source), as_version=4)
+        code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+        found = (by_key.get(key) for key in _LOADS.findall(code))
+        deps[t.rel] = list(dict.fromkeys(rel for rel in found if rel and rel != t.rel))
+    return deps
+
+
+def _ordered(tasks: Sequence[Task], deps: Mapping[str, Sequence[str]]) -> list[Task]:
+    """The tasks in their order, each moved after what it depends on (a stable topological order);
+    :class:`UsageError` for a cycle."""
+    out, placed, visiting = [], set(), set()
+    by_rel = {t.rel: t for t in tasks}
+
+    def visit(t: Task) -> None:
+        if t.rel in placed:
+            return
+        if t.rel in visiting:
+            raise UsageError(f"notebooks load each other's results in a cycle through {t.rel}")
+        visiting.add(t.rel)
+        for d in deps.get(t.rel, ()):
+            if d in by_rel:
+                visit(by_rel[d])
+        visiting.discard(t.rel)
+        placed.add(t.rel)
+        out.append(t)
+    for t in tasks:
+        visit(t)
+    return out
+
+
+def run_tasks(tasks: Sequence[Task], jobs: int = 1, deps: Mapping[str, Sequence[str]] | None = None, *,
+              runner=None, executor=None) -> list[NotebookResult]:
+    """Run tasks, one at a time or in ``jobs`` worker processes, never one before a task whose
+    results it loads (:func:`dependencies`, read from the notebooks when ``deps`` is None);
+    results keep the task order.  ``runner`` and ``executor`` replace :func:`run_task` and the
+    process pool (tests)."""
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    runner = runner or run_task
+    deps = dependencies(tasks) if deps is None else deps
+    order = _ordered(tasks, deps)
     if jobs <= 1 or len(tasks) <= 1:
-        return [run_task(t) for t in tasks]
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context) as pool:
-        return list(pool.map(run_task, tasks))
+        done = {t.rel: runner(t) for t in order}
+        return [done[t.rel] for t in tasks]
+    pool = executor or ProcessPoolExecutor(max_workers=min(jobs, len(tasks)),
+                                           mp_context=multiprocessing.get_context("spawn"))
+    done: dict[str, NotebookResult] = {}
+    pending, running = list(order), {}
+    with pool:
+        while pending or running:
+            for t in [t for t in pending if all(d in done for d in deps.get(t.rel, ()) if d != t.rel)]:
+                if len(running) >= jobs:
+                    break
+                running[pool.submit(runner, t)] = t
+                pending.remove(t)
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                done[running.pop(future).rel] = future.result()
+    return [done[t.rel] for t in tasks]
 
 
 def reproduce(opts: Options) -> Report:

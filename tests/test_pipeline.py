@@ -176,3 +176,48 @@ def test_exact_relative_path_selects_one_notebook(tmp_path: Path):
     assert [p.relative_to(nbs).as_posix() for p in pipeline.discover(nbs, ["a/x.ipynb"])] \
         == ["a/x.ipynb"]
     assert len(pipeline.discover(nbs, ["x"])) == 2
+
+
+def test_dependencies_are_read_from_the_notebooks_results_loads():
+    """A notebook that loads another's results (results.load("<paper>", "<notebook>", ...)) depends on it."""
+    from types import SimpleNamespace
+
+    root = ROOT / "notebooks"
+    tasks = [SimpleNamespace(rel=p.relative_to(root).as_posix(), source=p) for p in pipeline.discover(root)]
+    deps = pipeline.dependencies(tasks)
+    assert deps["wei2020/07_effect_regime.ipynb"] == ["wei2020/06_settings_map.ipynb", "wei2020/05_simulations.ipynb"]
+    assert deps["zhou/04_experiments.ipynb"] == ["zhou/02_laplace.ipynb"]
+    assert deps["wei2020/03_convergence.ipynb"] == [] and deps["00_fedavg_baseline.ipynb"] == []
+    alone = [t for t in tasks if t.rel == "zhou/04_experiments.ipynb"]  # its dependency not selected:
+    assert pipeline.dependencies(alone) == {"zhou/04_experiments.ipynb": []}  # it reads the committed results
+
+
+def test_jobs_never_start_a_notebook_before_the_one_it_loads():
+    """With two workers, an independent notebook runs beside a slow one, and the notebook that
+    loads the slow one's results starts only after it finished; results keep the task order."""
+    import threading
+    import time as _time
+    from concurrent.futures import ThreadPoolExecutor
+    from types import SimpleNamespace
+
+    events, lock = [], threading.Lock()
+
+    def runner(task):
+        with lock:
+            events.append(("start", task.rel))
+        _time.sleep(0.3 if task.rel == "slow" else 0.05)
+        with lock:
+            events.append(("end", task.rel))
+        return task.rel
+
+    tasks = [SimpleNamespace(rel=r) for r in ("dependent", "slow", "free")]
+    deps = {"dependent": ["slow"], "slow": [], "free": []}
+    out = pipeline.run_tasks(tasks, 2, deps, runner=runner, executor=ThreadPoolExecutor(2))
+    assert out == ["dependent", "slow", "free"]
+    assert events.index(("start", "dependent")) > events.index(("end", "slow"))
+    assert events.index(("start", "free")) < events.index(("end", "slow"))  # both workers busy
+    serial = pipeline.run_tasks(tasks, 1, deps, runner=lambda t: t.rel)
+    assert serial == ["dependent", "slow", "free"]  # in task order, though run after "slow"
+    with pytest.raises(pipeline.UsageError, match="cycle"):
+        pipeline.run_tasks(tasks, 2, {"dependent": ["slow"], "slow": ["dependent"]}, runner=runner,
+                           executor=ThreadPoolExecutor(2))

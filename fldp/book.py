@@ -408,9 +408,9 @@ def stage(root: Path = PROJECT_ROOT, dest: Path = STAGE_DIR, cache: Path = VENDO
 
 
 def build(root: Path = PROJECT_ROOT, out: Path = OUTPUT_DIR, stage_dir: Path = STAGE_DIR, *,
-          quiet: bool = True) -> Path:
+          quiet: bool = True, packages: Sequence[Vendored] = VENDORED) -> Path:
     """Stage the sources and run Sphinx (HTML, warnings as errors) into ``out``; returns it."""
-    src = stage(root, stage_dir)
+    src = stage(root, stage_dir, packages=packages)
     doctrees = Path(stage_dir).parent / "book-doctrees"
     for stale in (Path(out), doctrees):  # a fresh build each time: nothing of an older one lingers
         if stale.exists():

@@ -16,6 +16,8 @@ import pytest
 
 from fldp import book, cli, pipeline, report, results
 
+ROOT = Path(__file__).resolve().parent.parent
+
 CLAIMS = [
     {"id": "Lemma 1", "statement": "sensitivity <= 2C/m", "kind": "paper", "source": "Lemma 1", "setting": "paper",
      "setting_note": "", "verdict": "holds", "reason": None, "why": "", "falsifier": "a pair above 2C/m",
@@ -31,7 +33,9 @@ RUNS = {"ran": 0, "reused": 12, "seconds": 4380.0, "first": "2026-11-20T10:00:00
 
 
 def _nb(cells, **metadata) -> dict:
-    return {"cells": cells, "metadata": metadata, "nbformat": 4, "nbformat_minor": 5}
+    python = {"kernelspec": {"name": "fldp", "display_name": "Python (fldp)", "language": "python"},
+              "language_info": {"name": "python"}}
+    return {"cells": cells, "metadata": {**python, **metadata}, "nbformat": 4, "nbformat_minor": 5}
 
 
 def _cell(kind: str, source: str, i: int, outputs=None) -> dict:
@@ -242,3 +246,23 @@ def test_book_serve_on_a_taken_port_says_so(tmp_path: Path, capsys):
         assert cli.main(["book", "--no-build", "--out", str(tmp_path), "--port", str(port)]) == 2
     err = capsys.readouterr().err
     assert f"cannot serve on 127.0.0.1:{port}" in err and "--port N" in err and "Traceback" not in err
+
+
+def test_a_missing_figure_fails_the_build(project: Path, tmp_path: Path, capfd):
+    """Sphinx runs with warnings as errors: the executed chapter's figure link with no file behind
+    it stops the build (BookError), and the same project with the figure builds."""
+    (project / "book" / "conf.py").write_text('extensions = ["myst_nb", "sphinx.ext.autodoc"]\n'
+                                               'myst_enable_extensions = ["colon_fence"]\nnb_execution_mode = "off"\n'
+                                               'myst_heading_anchors = 4\n'
+                                               'exclude_patterns = ["_generated/**"]\n')
+    (project / "book" / "index.md").write_text("# Toy\n\n```{include} _generated/parts.md\n```\n\n"
+                                               "```{toctree}\n:hidden:\n\nregister\napi/index\n```\n")
+    png = (ROOT / "docs" / "book_landing.png").read_bytes()
+    (project / "figures" / "wei2020" / "bound.png").write_bytes(png)
+    (project / "figures" / "wei2020" / "sigma.png").unlink()  # the executed chapter links it
+    with pytest.raises(book.BookError, match="Sphinx failed"):
+        book.build(project, tmp_path / "out", tmp_path / "stage", packages=())
+    assert "image file not readable: figures/wei2020/sigma.png" in capfd.readouterr().err
+    (project / "figures" / "wei2020" / "sigma.png").write_bytes(png)
+    out = book.build(project, tmp_path / "out", tmp_path / "stage", packages=())
+    assert (out / "notebooks" / "wei2020" / "02_global_dp.html").is_file()

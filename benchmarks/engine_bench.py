@@ -539,7 +539,8 @@ def main(argv=None) -> None:
                      f"{r['roof_pct']:.1f}% of roofline")
         print(f"#   {rg.name}: target {rg.target}; {r['gflop'] * 1e3:.3g} MFLOP/round "
               f"[{rg.flop_formula}]; |engine - naive| = {r['diff']:.1e} (< {TOL}, "
-              f"also with a binding clip {rg.tight_clip}){extra}")
+              + (f"also with a binding clip {rg.tight_clip})" if rg.tight_clip else "no clipping in this regime)")
+              + extra)
     if not args.no_studies:
         if "3" in wanted:
             cs = chunk_study(regimes["3"], max(2, min(args.repeats, 3)), roof)

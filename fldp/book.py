@@ -25,7 +25,6 @@ the build.  ``fldp book --serve`` serves ``build/book/`` on 127.0.0.1.
 from __future__ import annotations
 
 import base64
-import datetime as dt
 import functools
 import hashlib
 import http.server
@@ -91,7 +90,7 @@ def _tarball(pkg: Vendored, cache: Path) -> Path:
         npm = shutil.which("npm")
         if npm is None:
             raise BookError(f"npm is needed once to fetch {pkg.name}@{pkg.version} for the book (`make system` "
-                            "installs Debian's npm), or put its tarball at {path}")
+                            f"installs Debian's npm), or put its tarball at {path}")
         path.parent.mkdir(parents=True, exist_ok=True)
         done = subprocess.run([npm, "pack", f"{pkg.name}@{pkg.version}", "--pack-destination", str(path.parent)],
                               capture_output=True, text=True)
@@ -133,22 +132,32 @@ class Chapter:
     rel: str  # relative to notebooks/, e.g. "zhou/03_gaussian.ipynb"
     source: Path
     executed: Path | None  # results/executed/<rel>, when committed
-    key: str | None  # "paper/notebook" of its results JSON, when it saved one
-    entry: Any = None  # its fldp.report.Entry
+    entry: Any = None  # its fldp.report.Entry, when it saved full-mode results
+
+    @property
+    def key(self) -> str | None:
+        """``paper/notebook`` of its results JSON."""
+        return f"{self.entry.paper}/{self.entry.notebook}" if self.entry else None
 
     @property
     def part(self) -> str:
         return Path(self.rel).parent.as_posix() if "/" in self.rel else "baseline"
 
+    @property
+    def up(self) -> str:
+        """From its staged page (``notebooks/<rel>``) to the book's root."""
+        return "../" * (self.rel.count("/") + 1)
 
-def chapters(root: Path = PROJECT_ROOT) -> list[Chapter]:
+
+def chapters(root: Path = PROJECT_ROOT, register=None) -> list[Chapter]:
     """Every chapter under ``<root>/notebooks`` (as ``fldp reproduce`` runs them), with its
-    executed copy and its entry in the claims register."""
+    executed copy and its entry in the claims register (``register``: ``<root>/results``'s,
+    read here when not given)."""
     from fldp import report
     from fldp.pipeline import EXECUTED, discover
 
     notebooks = Path(root) / "notebooks"
-    register = report.collect(Path(root) / "results")
+    register = register if register is not None else report.collect(Path(root) / "results")
     by_notebook = {}
     for entry in register.entries:
         found = report._find_notebook(notebooks, entry.paper, entry.notebook)
@@ -158,9 +167,7 @@ def chapters(root: Path = PROJECT_ROOT) -> list[Chapter]:
     for path in discover(notebooks):
         rel = path.relative_to(notebooks).as_posix()
         executed = Path(root) / EXECUTED / rel
-        entry = by_notebook.get(path.resolve())
-        out.append(Chapter(rel, path, executed if executed.is_file() else None,
-                           f"{entry.paper}/{entry.notebook}" if entry else None, entry))
+        out.append(Chapter(rel, path, executed if executed.is_file() else None, by_notebook.get(path.resolve())))
     return out
 
 
@@ -207,15 +214,11 @@ def _coloured(text: str) -> str:
                              f'</span> |', text)
 
 
-def _runs_text(results_file: Path) -> str:
-    """What the results file says of the training runs behind it (:func:`fldp.store.usage`)."""
+def _runs_text(runs: Any) -> str:
+    """What a results file's ``runs`` (:func:`fldp.store.usage`) says of the training runs behind it."""
     from fldp import report
 
-    try:
-        runs = json.loads(Path(results_file).read_text(encoding="utf-8")).get("runs")
-    except (OSError, ValueError):
-        runs = None
-    if not runs or not (runs.get("ran", 0) + runs.get("reused", 0)):
+    if not isinstance(runs, dict) or not (runs.get("ran", 0) + runs.get("reused", 0)):
         return ""
     n, reused = runs["ran"] + runs["reused"], runs["reused"]
     days = sorted({str(runs.get(k) or "")[:10] for k in ("first", "last")} - {""})
@@ -243,7 +246,7 @@ def _provenance(ch: Chapter, nb: dict | None, root: Path) -> str:
         return (":::{admonition} Where these numbers come from\n:class: note\n"
                 f"Everything on this page is the committed **full-mode** run, executed on {day}{took} by "
                 f"`fldp reproduce`: its printed outputs, its figures (`figures/{e.paper}/`) and its verdicts "
-                f"({results}: {tallies}).{_runs_text(e.path)} Nothing was re-run to build this page; {run} "
+                f"({results}: {tallies}).{_runs_text(e.runs)} Nothing was re-run to build this page; {run} "
                 "re-runs it.\n:::\n")
     day = _committed_on(Path(root) / "results" / f"{ch.key}.json", root)
     return (":::{admonition} Code without its printed outputs\n:class: warning\n"
@@ -260,15 +263,14 @@ def _results_section(ch: Chapter, with_figures: bool) -> str:
         return ""
     lines = ["## The verdicts of this chapter", "",
              f"From `results/{ch.key}.json` (full mode); the whole register: [the claims register]"
-             f"({'../' * (ch.rel.count('/') + 1)}register.md).", ""]
+             f"({ch.up}register.md).", ""]
     if e.findings:
         lines += ["**Findings** (written by the notebook from its measurements):", ""]
         lines += [f"- {f}" for f in e.findings] + [""]
     lines += [_coloured("\n".join(report.claims_table(e.claims)))] if e.claims else ["No claims recorded."]
     if with_figures and e.figures:
         lines += ["", "## Figures (committed full-mode run)", ""]
-        up = "../" * (ch.rel.count("/") + 1)
-        lines += [f"![{Path(f).stem}]({up}{f})\n" for f in e.figures]
+        lines += [f"![{Path(f).stem}]({ch.up}{f})\n" for f in e.figures]
     return "\n".join(lines) + "\n"
 
 
@@ -306,19 +308,14 @@ def _stage_chapter(ch: Chapter, dest: Path, root: Path) -> None:
     atomic_write_bytes(dest, (json.dumps(nb, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
 
 
-def _fill_findings(text: str, register, register_link: str) -> str:
-    from fldp import report
-
-    def block(m):
-        lines = report.findings_lines(register, m.group(2), register_link)
-        return m.group(1) + "\n".join(lines) + "\n" + m.group(4)
-    return _strip_anchors(report.FINDINGS_BLOCK.sub(block, text), register_link)
-
-
 def _strip_anchors(text: str, link: str) -> str:
     """Links into the register without their ``#anchor`` (its slugs are GitHub's, not Sphinx's)."""
-    import re
     return re.sub(re.escape(link) + r"#[\w.-]+", link, text)
+
+
+def _part_page(part: str) -> str:
+    """A part's introduction page in the staged book (the baseline's one chapter sits beside it)."""
+    return "notebooks/baseline.md" if part == "baseline" else f"notebooks/{part}/index.md"
 
 
 def api_modules() -> list[str]:
@@ -339,8 +336,7 @@ def _api_pages() -> dict[str, str]:
         module = importlib.import_module(name)
         lines = [name, "=" * len(name), "", f".. automodule:: {name}"]
         exported = [n for n in getattr(module, "__all__", [])
-                    if getattr(getattr(module, n, None), "__module__", name) not in (name, None)
-                    and hasattr(getattr(module, n), "__module__")]
+                    if getattr(getattr(module, n, None), "__module__", None) not in (None, name)]
         if exported:  # re-exports are described where they are defined
             lines.append(f"   :exclude-members: {', '.join(exported)}")
         pages[f"api/{name}.rst"] = "\n".join(lines) + "\n"
@@ -366,19 +362,17 @@ def stage(root: Path = PROJECT_ROOT, dest: Path = STAGE_DIR, cache: Path = VENDO
         shutil.rmtree(dest)
     shutil.copytree(book, dest, ignore=shutil.ignore_patterns("parts", "__pycache__", ".*"))
     register = report.collect(root / "results")
-    chs = chapters(root)
+    chs = chapters(root, register)
     for ch in chs:
         _stage_chapter(ch, dest / "notebooks" / ch.rel, root)
-    titles = {**report.PAPER_NAMES}
     for part in dict.fromkeys(ch.part for ch in chs):
-        intro = book / "parts" / f"{part}.md"
-        text = intro.read_text(encoding="utf-8") if intro.is_file() else f"# {titles.get(part, part)}\n"
-        depth = 2 if part != "baseline" else 1
-        text = _fill_findings(text, register, "../" * depth + "register.md")
+        intro, page = book / "parts" / f"{part}.md", _part_page(part)
+        text = intro.read_text(encoding="utf-8") if intro.is_file() else f"# {report.paper_name(part)}\n"
+        link = "../" * page.count("/") + "register.md"
+        text = _strip_anchors(report.fill_findings(text, register, link), link)
         entries = [f"{_nav_title(ch)} <{Path(ch.rel).stem}>" for ch in chs if ch.part == part]
         text += "\n```{toctree}\n:maxdepth: 1\n\n" + "\n".join(entries) + "\n```\n"
-        page = dest / "notebooks" / (f"{part}/index.md" if part != "baseline" else "baseline.md")
-        atomic_write_bytes(page, text.encode("utf-8"))
+        atomic_write_bytes(dest / page, text.encode("utf-8"))
     shutil.copytree(root / "figures", dest / "figures")
     for path in report.results_files(root / "results"):
         target = dest / "results" / path.relative_to(root / "results")
@@ -387,20 +381,16 @@ def stage(root: Path = PROJECT_ROOT, dest: Path = STAGE_DIR, cache: Path = VENDO
     staged = report.collect(dest / "results")  # links to the staged chapters, figures and results
     text = report.render(dest / "results", dest / "register.md", staged)
     atomic_write_bytes(dest / "register.md", _coloured(text).encode("utf-8"))
-    link = lambda p: (f"notebooks/{p}/index.md" if p != "baseline" else "notebooks/baseline.md")  # noqa: E731
-    summary = report.summary_lines(register, link) if register.entries else ["No full-mode results yet."]
+    summary = report.summary_lines(register, _part_page) if register.entries else ["No full-mode results yet."]
     generated = dest / "_generated"
     atomic_write_bytes(generated / "findings.md", ("\n".join(summary) + "\n").encode("utf-8"))
     parts = [p for p in ("baseline", *papers.PAPERS, "benchmark") if any(ch.part == p for ch in chs)]
     toc = ["```{toctree}", ":caption: The chapters", ":maxdepth: 1", ""]
-    toc += [link(p).removesuffix(".md") for p in parts] + ["```", ""]
+    toc += [_part_page(p).removesuffix(".md") for p in parts] + ["```", ""]
     atomic_write_bytes(generated / "parts.md", "\n".join(toc).encode("utf-8"))
     for rel, text in _api_pages().items():
         atomic_write_bytes(dest / rel, text.encode("utf-8"))
     vendor(dest / "_static", cache, packages)
-    stamp = {"built_from": _committed_on(root, root), "staged": dt.date.today().isoformat(),
-             "chapters": len(chs), "executed": sum(ch.executed is not None for ch in chs)}
-    atomic_write_bytes(generated / "stamp.json", json.dumps(stamp).encode("utf-8"))
     return dest
 
 

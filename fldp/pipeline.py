@@ -442,7 +442,9 @@ def run_tasks(tasks: Sequence[Task], jobs: int = 1, deps: Mapping[str, Sequence[
 
     runner = runner or run_task
     deps = dependencies(tasks) if deps is None else deps
-    order = _ordered(tasks, deps)
+    order = _ordered(tasks, deps)  # raises for a cycle, so the loop below always finds a ready task
+    selected = {t.rel for t in tasks}
+    needs = {t.rel: [d for d in deps.get(t.rel, ()) if d in selected] for t in tasks}
     if jobs <= 1 or len(tasks) <= 1:
         done = {t.rel: runner(t) for t in order}
         return [done[t.rel] for t in tasks]
@@ -452,7 +454,7 @@ def run_tasks(tasks: Sequence[Task], jobs: int = 1, deps: Mapping[str, Sequence[
     pending, running = list(order), {}
     with pool:
         while pending or running:
-            for t in [t for t in pending if all(d in done for d in deps.get(t.rel, ()) if d != t.rel)]:
+            for t in [t for t in pending if all(d in done for d in needs[t.rel])]:
                 if len(running) >= jobs:
                     break
                 running[pool.submit(runner, t)] = t

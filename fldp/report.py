@@ -32,7 +32,7 @@ __all__ = [
     "SKIPPED_DIRS", "SETTING_NAMES", "migrated", "verdict_label", "tally", "tally_text",
     "CLAIM_COLUMNS", "claim_cells", "claims_table", "Entry", "Register", "paper_name",
     "results_files", "collect", "round_floats", "compact", "cell", "duration", "TITLE",
-    "summary_lines", "time_text", "render", "README_BEGIN", "README_END", "FINDINGS_BLOCK", "findings_lines",
+    "summary_lines", "time_text", "render", "README_BEGIN", "README_END", "FINDINGS_BLOCK", "findings_lines", "fill_findings",
     "readme_with_summary", "write", "is_up_to_date", "run"
 ]
 
@@ -589,14 +589,21 @@ def _report_anchor(register: Register, key: str) -> str:
     return dict(reversed(list(zip(headings, _slugs(headings))))).get(key, _slugs([key])[0])
 
 
+def fill_findings(text: str, register: Register, report_link: str = "REPORT.md") -> str:
+    """``text`` with every findings block (:data:`FINDINGS_BLOCK`) filled with its notebook's
+    findings (:func:`findings_lines`, linking into ``report_link``): README.md's and the book's
+    part pages' (:mod:`fldp.book`)."""
+    return FINDINGS_BLOCK.sub(lambda m: m.group(1) + "\n".join(findings_lines(register, m.group(2), report_link))
+                              + "\n" + m.group(4), text)
+
+
 def readme_with_summary(readme: str, register: Register, report_link: str = "REPORT.md") -> str:
     """``readme`` with the text between :data:`README_BEGIN` and :data:`README_END` replaced by
     the register's summary (:func:`summary_lines`, linking into ``report_link``), and every
     findings block (:data:`FINDINGS_BLOCK`) filled with its notebook's findings
     (:func:`findings_lines`), so README.md shows the same counts and numbers as REPORT.md.
     Unchanged where the markers are absent."""
-    readme = FINDINGS_BLOCK.sub(lambda m: m.group(1) + "\n".join(findings_lines(register, m.group(2), report_link))
-                                + "\n" + m.group(4), readme)
+    readme = fill_findings(readme, register, report_link)
     a, b = readme.find(README_BEGIN), readme.find(README_END)
     if a < 0 or b < a:
         return readme

@@ -150,9 +150,13 @@ class Record:
 
 
 _USAGE: dict[str, Any] = {"ran": 0, "reused": 0, "seconds": 0.0, "first": None, "last": None}
+_COUNTED: set = set()  # (fn, key) of the runs in _USAGE: a run read back twice counts once
 
 
 def _count(rec: "Record", *, reused: bool) -> None:
+    if (rec.fn, rec.key) in _COUNTED:
+        return
+    _COUNTED.add((rec.fn, rec.key))
     _USAGE["reused" if reused else "ran"] += 1
     _USAGE["seconds"] += float(rec.seconds)
     _USAGE["first"] = min(filter(None, (_USAGE["first"], rec.finished)))
@@ -160,8 +164,8 @@ def _count(rec: "Record", *, reused: bool) -> None:
 
 
 def usage() -> dict[str, Any]:
-    """The runs this process took from run stores: ``ran`` (computed and saved here), ``reused``
-    (read back), ``seconds`` (what they took when computed, all of them) and the ``first`` and
+    """The distinct runs this process took from run stores: ``ran`` (computed and saved here),
+    ``reused`` (read back; a run read twice counts once), ``seconds`` (what they took when computed, all of them) and the ``first`` and
     ``last`` times one of them finished.  :meth:`fldp.results.Recorder.save` keeps it with a
     notebook's results, so that a chapter says when its numbers were computed, not only when the
     notebook last ran."""

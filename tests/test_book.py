@@ -151,14 +151,17 @@ def test_the_store_counts_the_runs_a_notebook_used(tmp_path: Path, monkeypatch):
     from fldp import store
 
     monkeypatch.setattr(store, "_USAGE", {"ran": 0, "reused": 0, "seconds": 0.0, "first": None, "last": None})
-    runs = store.RunStore(tmp_path / "runs")
+    monkeypatch.setattr(store, "_COUNTED", set())
+    runs, again = store.RunStore(tmp_path / "runs"), store.RunStore(tmp_path / "runs2")
     assert runs.run(report.duration, {"seconds": 75.0}) == "1 min 15 s"  # computed
-    assert runs.run(report.duration, {"seconds": 75.0}) == "1 min 15 s"  # read back
+    assert again.run(report.duration, {"seconds": 75.0}) == "1 min 15 s"  # the same run computed in another store: once
+    assert again.run(report.duration, {"seconds": 60.0}) == "1 min 00 s"  # computed
+    assert again.run(report.duration, {"seconds": 60.0}) == "1 min 00 s"  # read back: the same run, once
     used = store.usage()
-    assert (used["ran"], used["reused"]) == (1, 1) and used["first"] == used["last"] is not None
+    assert (used["ran"], used["reused"]) == (2, 0) and used["first"] is not None
     rec = results.Recorder("toy", "01", quick=True)
     rec.root = tmp_path
-    assert json.loads(rec.save().read_text())["runs"]["reused"] == 1
+    assert json.loads(rec.save().read_text())["runs"]["ran"] == 2
 
 
 def test_stage_needs_the_book_sources(tmp_path: Path):

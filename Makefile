@@ -10,7 +10,9 @@ STAMP  := $(VENV)/.stamp-$(HASH)
 KERNEL := $(VENV)/share/jupyter/kernels/fldp/kernel.json
 
 QUICK ?=
-JOBS  ?= 1
+# Workers: notebooks run JOBS at a time and share one pool of JOBS single-threaded workers for their
+# runs (every computation is single-threaded, so the numbers do not depend on JOBS): all cores.
+JOBS  ?= $(shell nproc 2>/dev/null || echo 1)
 PYTEST_ARGS ?=
 QUICK_FLAG := $(if $(filter 1 true True yes,$(QUICK)),--quick,)
 SOLUTIONS ?=
@@ -20,13 +22,16 @@ PORT  ?= 8866
 LAB_PORT ?= 8888
 BOOK_PORT ?= 8000
 
-.PHONY: env system reproduce report test book book-serve exercises lab explore clean help
+.PHONY: env system reproduce plan report test book book-serve exercises lab explore clean help
 .DEFAULT_GOAL := help
 
 help:
-	@echo "make reproduce [QUICK=1] [JOBS=N]  execute every notebook, write build/report.{md,html}"
+	@echo "make reproduce [QUICK=1] [JOBS=N]  execute every notebook (JOBS: workers, default all cores),"
+	@echo "                                   write build/report.{md,html}"
 	@echo "                                   (full mode: also results/ with results/executed/, the book's"
 	@echo "                                   chapters, figures/ and REPORT.md)"
+	@echo "make plan [QUICK=1] [JOBS=N]       what make reproduce would run: per notebook the runs, how many"
+	@echo "                                   the run store holds, the predicted time (it prints this first too)"
 	@echo "make report                        render REPORT.md, the claims register, from results/"
 	@echo "make test                          run the whole test suite (notebooks in quick mode)"
 	@echo "make book                          the static book from the committed results -> build/book/"
@@ -74,6 +79,9 @@ $(KERNEL): $(STAMP)
 reproduce: env
 	@status=0; $(BIN)/fldp reproduce $(QUICK_FLAG) --jobs $(JOBS) || status=$$?; \
 	$(if $(QUICK_FLAG),,$(BIN)/fldp report || status=1;) exit $$status
+
+plan: env
+	@$(BIN)/fldp reproduce --plan $(QUICK_FLAG) --jobs $(JOBS)
 
 report: env
 	$(BIN)/fldp report

@@ -1,6 +1,6 @@
 """The ``fldp`` command (also ``python -m fldp``)::
 
-    fldp reproduce [--quick] [--only PATTERN] [--jobs N] [-p NAME VALUE ...] [--timeout SECONDS]
+    fldp reproduce [--quick] [--only PATTERN] [--jobs N] [--plan] [-p NAME VALUE ...] [--timeout SECONDS]
     fldp report [--check] [--results-dir DIR] [--output FILE]
     fldp exercises [--out DIR] [--solutions | --execute] [--only PAPER] [--jobs N] [--timeout SECONDS]
                    [--notebooks-dir DIR]
@@ -63,7 +63,14 @@ def build_parser() -> argparse.ArgumentParser:
                      help="run only notebooks whose relative path contains PATTERN or whose "
                           "path, name or stem matches it as a glob (repeatable)")
     rep.add_argument("--jobs", "-j", type=_positive_int, default=1, metavar="N",
-                     help="notebooks run in parallel (default 1)")
+                     help="N workers: notebooks run N at a time and their training runs share one "
+                          "pool of N single-threaded Dask workers (default 1: one after another)")
+    rep.add_argument("--plan", action="store_true",
+                     help="print the plan (per notebook: runs, how many the run store holds, "
+                          "predicted time) and stop")
+    rep.add_argument("--recalibrate", action="store_true",
+                     help="measure the cost model's constants again (a few seconds; they are "
+                          "cached in build/cost/ per machine)")
     rep.add_argument("-p", "--parameter", nargs=2, action="append", default=[],
                      metavar=("NAME", "VALUE"),
                      help="set a notebook parameter (VALUE as a Python literal if it parses, "
@@ -336,13 +343,14 @@ def _main(argv: Sequence[str] | None = None) -> int:
 
     opts = Options(quick=args.quick, only=args.only, jobs=args.jobs, timeout=args.timeout,
                    params={name: parse_value(value) for name, value in args.parameter},
-                   notebooks_dir=args.notebooks_dir, build_dir=args.build_dir)
+                   notebooks_dir=args.notebooks_dir, build_dir=args.build_dir, plan_only=args.plan,
+                   recalibrate=args.recalibrate)
     try:
         report = reproduce(opts)
     except UsageError as exc:
         print(f"fldp reproduce: error: {exc}", file=sys.stderr)
         return 2
-    return 0 if report.ok else 1
+    return 0 if report is None or report.ok else 1
 
 
 if __name__ == "__main__":

@@ -48,7 +48,7 @@ from typing import Callable, Optional, Union
 import numpy as np
 import torch
 
-from . import mechanisms, seeding, validate
+from . import cost, mechanisms, seeding, validate
 from .data import FederatedData
 from .models import Model, sample_weights
 
@@ -446,6 +446,7 @@ def local_train(model: Model, start: torch.Tensor, data: FederatedData, clients:
             if not bool(active.any()):  # every client of the group has finished its epoch
                 continue
             idx, wts = idx.to(dev), wts.to(dev)
+            cost.COUNTER.add(model, idx.numel(), train=True)  # the padded batch is computed too
             if fused and bool(active.all()):
                 model.sgd_step_(params, anc, *data.gather(cid, idx), wts, lr, config.mu)
                 continue
@@ -505,6 +506,7 @@ def server_step(config: FLConfig, w: torch.Tensor, agg: torch.Tensor, t: int) ->
 def evaluate(model: Model, params: torch.Tensor, data: FederatedData, train: bool = True) -> dict:
     """Global training loss F(w) = sum_i p_i F_i(w) (all training rows), test loss and accuracy."""
     out = {}
+    cost.COUNTER.add(model, len(data.y_test) + (len(data.y_train) if train else 0), train=False)
     if train:
         out["train_loss"], _ = model.evaluate(params, data.x_train, data.y_train)
     out["test_loss"], out["test_acc"] = model.evaluate(params, data.x_test, data.y_test)

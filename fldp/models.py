@@ -60,6 +60,20 @@ class Model:
             start += size
         self.dim = start
 
+    # -- work ---------------------------------------------------------------------------
+    def layer_flops(self) -> list[int]:
+        """Forward FLOPs per sample of each layer, input to output (one multiply-add = 2
+        FLOPs).  Default: one dense layer, 2 per parameter (the logistic regressions)."""
+        return [2 * self.dim]
+
+    def flops_per_sample(self, *, train: bool) -> int:
+        """FLOPs per sample of a forward pass, or (``train=True``) of forward + backward: the
+        weight gradient costs a forward again, the input gradient too except for the first
+        layer's (not needed), so 3 x forward - first layer (MLP 784-256-10: 818,176;
+        ``benchmarks/README``).  The cost model of ``fldp.cost`` counts the engine's work in these."""
+        layers = self.layer_flops()
+        return 3 * sum(layers) - layers[0] if train else sum(layers)
+
     # -- layout -------------------------------------------------------------------------
     def unflatten(self, params: torch.Tensor) -> dict[str, torch.Tensor]:
         """Views of ``params[C, D]`` as ``{name: [C, *shape]}`` (no copy)."""
@@ -155,6 +169,10 @@ class MLP(Model):
 
     def _fan_in(self, name, shape):
         return {"w1": shape[0], "b1": self.shapes["w1"][0], "w2": shape[0], "b2": self.shapes["w2"][0]}[name]
+
+    def layer_flops(self):
+        (a, h), (_, o) = self.shapes["w1"], self.shapes["w2"]
+        return [2 * (a * h + h), 2 * (h * o + o)]
 
     def forward(self, params, x):
         p = self.unflatten(params)
@@ -359,6 +377,15 @@ class CNN(Model):
             self.shapes[f"fc{i}"], self.shapes[f"fb{i}"] = (a, b), (b,)
         self._fc = len(widths) - 1  # number of fully connected layers (1 or 2)
         super().__init__()
+
+    def layer_flops(self):
+        s, k, side, out = self.shapes, self.kernel_size, self.image_size, []
+        for w in ("conv1", "conv2"):  # 2 k^2 c_in c_out per output pixel (and the bias)
+            side = side if self.padding == "same" else side - k + 1
+            c_out, c_in = s[w][:2]
+            out.append(2 * (k * k * c_in + 1) * c_out * side * side)
+            side //= 2
+        return out + [2 * (a * b + b) for a, b in (s[f"fc{i}"] for i in range(1, self._fc + 1))]
 
     def _fan_in(self, name, shape):
         s = self.shapes

@@ -16,6 +16,7 @@ import ast
 import base64
 import re
 import contextlib
+import dataclasses
 import datetime as dt
 import html
 import json
@@ -38,7 +39,8 @@ __all__ = [
     "KERNEL_NAME", "MANIFEST_ENV", "EXECUTED", "KERNEL_ENV", "DEFAULT_CELL_TIMEOUT_S", "UsageError", "Options",
     "CellError", "Task", "NotebookResult", "Report", "parse_value", "APPS", "EXERCISES",
     "is_chapter", "discover", "parameter_cell", "check_kernel", "plan", "run_task", "keep_executed",
-    "ipc_kernel_manager", "dependencies", "run_tasks", "reproduce", "render_markdown", "render_html", "write_report"
+    "ipc_kernel_manager", "dependencies", "run_tasks", "Estimate", "costs_path", "estimate", "render_plan",
+    "Progress", "shared_cluster", "reproduce", "render_markdown", "render_html", "write_report"
 ]
 
 KERNEL_NAME = "fldp"
@@ -69,6 +71,8 @@ class Options:
     notebooks_dir: Path = PROJECT_ROOT / "notebooks"
     build_dir: Path = PROJECT_ROOT / "build"
     kernel_name: str = KERNEL_NAME
+    plan_only: bool = False  # print the plan (runs, stored, predicted time) and stop
+    recalibrate: bool = False  # measure the cost model again (fldp.cost.calibrate)
 
 
 @dataclass
@@ -252,8 +256,11 @@ def plan(opts: Options) -> tuple[bool, dict[str, Any], list[Task]]:
     if not quick:  # only a full-mode reproduction writes the committed results/ and figures/
         from fldp.results import PUBLISH_ENV
         env[PUBLISH_ENV] = "1"
-    if opts.jobs > 1 and "OMP_NUM_THREADS" not in os.environ:
-        env["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // opts.jobs))
+    # Every computation single-threaded, whatever --jobs: float32 sums come out in the last digits
+    # differently with 1 and 2 threads, so the numbers would depend on the number of workers (the
+    # cores are used by running notebooks and runs side by side; an OMP_NUM_THREADS set by hand wins)
+    if "OMP_NUM_THREADS" not in os.environ:
+        env["OMP_NUM_THREADS"] = "1"
     root, out = Path(opts.notebooks_dir), Path(opts.build_dir) / "notebooks"
     kept = None if quick else Path(env.get("FLDP_OUTPUT_DIR", PROJECT_ROOT)) / EXECUTED
     tasks = []
@@ -433,11 +440,11 @@ def _ordered(tasks: Sequence[Task], deps: Mapping[str, Sequence[str]]) -> list[T
 
 
 def run_tasks(tasks: Sequence[Task], jobs: int = 1, deps: Mapping[str, Sequence[str]] | None = None, *,
-              runner=None, executor=None) -> list[NotebookResult]:
+              runner=None, executor=None, on_done=None) -> list[NotebookResult]:
     """Run tasks, one at a time or in ``jobs`` worker processes, never one before a task whose
     results it loads (:func:`dependencies`, read from the notebooks when ``deps`` is None);
     results keep the task order.  ``runner`` and ``executor`` replace :func:`run_task` and the
-    process pool (tests)."""
+    process pool (tests); ``on_done(rel)`` is called as each task finishes."""
     from concurrent.futures import FIRST_COMPLETED, wait
 
     runner = runner or run_task
@@ -445,8 +452,12 @@ def run_tasks(tasks: Sequence[Task], jobs: int = 1, deps: Mapping[str, Sequence[
     order = _ordered(tasks, deps)  # raises for a cycle, so the loop below always finds a ready task
     selected = {t.rel for t in tasks}
     needs = {t.rel: [d for d in deps.get(t.rel, ()) if d in selected] for t in tasks}
+    on_done = on_done or (lambda rel: None)
     if jobs <= 1 or len(tasks) <= 1:
-        done = {t.rel: runner(t) for t in order}
+        done = {}
+        for t in order:
+            done[t.rel] = runner(t)
+            on_done(t.rel)
         return [done[t.rel] for t in tasks]
     pool = executor or ProcessPoolExecutor(max_workers=min(jobs, len(tasks)),
                                            mp_context=multiprocessing.get_context("spawn"))
@@ -461,17 +472,206 @@ def run_tasks(tasks: Sequence[Task], jobs: int = 1, deps: Mapping[str, Sequence[
                 pending.remove(t)
             finished, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in finished:
-                done[running.pop(future).rel] = future.result()
+                rel = running.pop(future).rel
+                done[rel] = future.result()
+                on_done(rel)
     return [done[t.rel] for t in tasks]
 
 
-def reproduce(opts: Options) -> Report:
-    """Plan, execute and report; raises :class:`UsageError` before running anything."""
+# --------------------------------------------------------------------------- plan and progress
+
+
+@dataclass
+class Estimate:
+    """What one notebook will cost, from the runs it needed last time (``results/costs/``)."""
+
+    rel: str
+    known: bool  # a cost record exists (the notebook ran once with run counting)
+    runs: int = 0
+    held: int = 0  # of them, already in the run store
+    modelled: int = 0  # of the runs to compute, those the cost model predicts (the others: seconds last time)
+    runs_s: float = 0.0  # predicted seconds of the runs to compute
+    kernel_s: float = 0.0  # the notebook's own time, runs aside (measured last time)
+    flops: int = 0  # of the runs to compute
+    pending: dict = field(default_factory=dict)  # store path -> predicted seconds, of the runs to compute
+
+    @property
+    def seconds(self) -> float:
+        return self.runs_s + self.kernel_s
+
+
+def costs_path(rel: str, quick: bool) -> Path:
+    """Where a notebook's cost record is (:attr:`fldp.results.Recorder.costs_path`)."""
+    root = os.environ.get("FLDP_OUTPUT_DIR") or (PROJECT_ROOT / "build" / "quick" if quick else PROJECT_ROOT)
+    p = Path(rel)  # the notebook at the top of notebooks/ is the baseline's
+    return Path(root) / "results" / "costs" / (p.parent.name or "baseline") / f"{p.stem}.json"
+
+
+def estimate(tasks: Sequence[Task], quick: bool, cal=None, fresh: bool = False) -> list[Estimate]:
+    """Per task, the runs it needs (its last cost record), how many the run store holds, and the
+    predicted time of the rest (:mod:`fldp.cost`; ``cal`` from :func:`fldp.cost.calibrate`)."""
+    from fldp import cost, store as S
+
+    cal = cal or cost.calibrate()
+    st = S.default_store(quick)
+    out = []
+    for t in tasks:
+        try:
+            record = json.loads(costs_path(t.rel, quick).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            out.append(Estimate(t.rel, False))
+            continue
+        e = Estimate(t.rel, True, runs=len(record.get("runs", [])), kernel_s=float(record.get("kernel_s") or 0.0))
+        for run in record.get("runs", []):
+            try:
+                path = st.path(run["fn"], run["config"])
+            except (ImportError, AttributeError, TypeError, ValueError):  # the run function changed
+                path = None
+            if path is not None and path.exists() and not fresh:
+                e.held += 1
+                continue
+            seconds, modelled = cost.run_seconds(run, cal)
+            e.runs_s += seconds
+            e.modelled += modelled
+            e.flops += cost.total_flops(run.get("work"))
+            if path is not None:
+                e.pending[str(path)] = seconds
+        out.append(e)
+    return out
+
+
+def render_plan(estimates: Sequence[Estimate], jobs: int, cal) -> str:
+    """The plan as a table: per notebook runs, held, to compute and the predicted time; the total."""
+    from fldp.report import duration
+
+    rows = [f"{'notebook':<38} {'runs':>5} {'stored':>6} {'to run':>6} {'GFLOP':>8} {'predicted':>12}  how"]
+    for e in estimates:
+        if not e.known:
+            rows.append(f"{e.rel:<38} {'?':>5} {'?':>6} {'?':>6} {'?':>8} {'unknown':>12}  "
+                        "no cost record (results/costs/): it has not run with run counting yet")
+            continue
+        todo = e.runs - e.held
+        how = [f"{e.modelled} by the cost model" if e.modelled else "",
+               f"{todo - e.modelled} by their last time" if todo - e.modelled else "",
+               f"own {duration(e.kernel_s)}"]
+        rows.append(f"{e.rel:<38} {e.runs:>5} {e.held:>6} {todo:>6} {e.flops / 1e9:>8.0f} "
+                    f"{duration(e.seconds):>12}  {'; '.join(h for h in how if h)}")
+    known = [e for e in estimates if e.known]
+    total = sum(e.seconds for e in known)
+    unknown = len(estimates) - len(known)
+    rates = ", ".join(f"{k} {v:.3g} GFLOP/s" for k, v in cal.rate.items())
+    busy = cal.load > 0.5 * (cal.machine.get("cores") or 1)
+    rows += ["", f"predicted: {duration(total)} of work" + (f" for {len(known)} notebook(s); {unknown} unknown" if unknown else "")
+             + (f"; on {jobs} workers about {duration(total / jobs)}" if jobs > 1 else ""),
+             f"cost model ({cal.machine.get('host')}, {cal.machine.get('threads')} thread(s)): {rates}; "
+             f"a run's set-up {cal.run_s:.2f} s" + (f"; measured on a busy machine (load {cal.load:.1f}), so the "
+                                                     "prediction is pessimistic: --recalibrate measures again" if busy else "")]
+    return "\n".join(rows)
+
+
+class Progress:
+    """One progress line over the whole reproduction, in seconds of predicted work, with an ETA: a
+    run counts when its file appears in the run store, a notebook when it finishes.  On a terminal
+    a tqdm bar (refreshed every few seconds by a thread); otherwise a line after each notebook."""
+
+    def __init__(self, estimates: Sequence[Estimate], *, interval: float = 3.0, stream=None):
+        import sys
+        import threading
+
+        self.by_rel = {e.rel: e for e in estimates}
+        self.total = sum(e.seconds for e in estimates if e.known)
+        self.finished: set[str] = set()
+        self.stream = stream or sys.stderr
+        self.t0 = time.perf_counter()
+        self._stop = threading.Event()
+        self.bar = None
+        if self.total > 0 and getattr(self.stream, "isatty", lambda: False)():
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=round(self.total), unit="s", desc="reproduction (predicted work)",
+                            file=self.stream, dynamic_ncols=True)
+            self._thread = threading.Thread(target=self._poll, args=(interval,), daemon=True)
+            self._thread.start()
+
+    def done_seconds(self) -> float:
+        done = 0.0
+        for rel, e in self.by_rel.items():
+            if not e.known:
+                continue
+            if rel in self.finished:
+                done += e.seconds
+            else:
+                done += sum(s for path, s in e.pending.items() if os.path.exists(path))
+        return min(done, self.total)
+
+    def _poll(self, interval: float) -> None:
+        while not self._stop.wait(interval):
+            self.bar.n = round(self.done_seconds())
+            self.bar.refresh()
+
+    def finish(self, rel: str) -> None:
+        self.finished.add(rel)
+        if self.bar is not None:
+            self.bar.n = round(self.done_seconds())
+            self.bar.refresh()
+        elif self.total > 0:
+            from fldp.report import duration
+
+            done, spent = self.done_seconds(), time.perf_counter() - self.t0
+            eta = spent * (self.total - done) / done if done > 0 else float("nan")
+            print(f"progress: {100 * done / self.total:.0f}% of the predicted work after {duration(spent)}; "
+                  f"ETA {duration(eta)}", flush=True)
+
+    def close(self) -> None:
+        self._stop.set()
+        if self.bar is not None:
+            self.bar.close()
+
+
+@contextlib.contextmanager
+def shared_cluster(jobs: int):
+    """One Dask cluster of ``jobs`` single-threaded workers for every notebook of a reproduction:
+    its address goes to the kernels (``DASK_SCHEDULER_ADDRESS``, ``FLDP_BACKEND=dask``), so that the
+    runs of all notebooks share the workers and a run two notebooks need runs once.  An address
+    already in ``$DASK_SCHEDULER_ADDRESS`` (``--scheduler``) is used as it is."""
+    from fldp import sweep
+
+    if os.environ.get(sweep.SCHEDULER_ENV):
+        yield {sweep.BACKEND_ENV: "dask", sweep.SCHEDULER_ENV: os.environ[sweep.SCHEDULER_ENV]}
+        return
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address=None) as cluster:
+        print(f"fldp reproduce: one Dask cluster of {jobs} worker(s) for every notebook's runs at "
+              f"{cluster.scheduler_address}", flush=True)
+        yield {sweep.BACKEND_ENV: "dask", sweep.SCHEDULER_ENV: cluster.scheduler_address}
+
+
+def reproduce(opts: Options) -> Report | None:
+    """Plan (print what will run, what the store holds and the predicted time), execute and
+    report; raises :class:`UsageError` before running anything.  ``opts.plan_only``: print the
+    plan and return None."""
+    from fldp import cost, store, sweep
+
     quick, params, tasks = plan(opts)
+    cal = cost.calibrate(refresh=opts.recalibrate)
+    estimates = estimate(tasks, quick, cal, fresh=store.fresh_default())
+    print(render_plan(estimates, opts.jobs, cal), flush=True)
+    if opts.plan_only:
+        return None
     started, t0 = dt.datetime.now().astimezone(), time.perf_counter()
     print(f"fldp reproduce: {len(tasks)} notebook(s), {'quick' if quick else 'full'} mode, "
           f"kernel {opts.kernel_name!r}, {opts.jobs} job(s)", flush=True)
-    results = run_tasks(tasks, opts.jobs)
+    # --jobs N: the runs of every notebook go to one pool of N workers, unless --backend said otherwise
+    pooled = opts.jobs > 1 and os.environ.get(sweep.BACKEND_ENV, "dask") in ("", "dask")
+    progress = Progress(estimates)
+    try:
+        with (shared_cluster(opts.jobs) if pooled else contextlib.nullcontext({})) as env:
+            tasks = [dataclasses.replace(t, env={**t.env, **env}) for t in tasks]
+            results = run_tasks(tasks, opts.jobs, on_done=progress.finish)
+    finally:
+        progress.close()
     report = Report(quick, started, time.perf_counter() - t0, Path(opts.build_dir), params,
                     results)
     md, page = write_report(report)

@@ -197,6 +197,12 @@ class Recorder:
     def results_path(self) -> Path:
         return self.root / "results" / self.paper / f"{self.notebook}.json"
 
+    @property
+    def costs_path(self) -> Path:
+        """``results/costs/<paper>/<notebook>.json``: the runs this notebook needs and what each cost
+        (:func:`fldp.store.manifest`), and its own time outside them; the plan of ``fldp reproduce``."""
+        return self.root / "results" / "costs" / self.paper / f"{self.notebook}.json"
+
     def add(self, key: str, value: Any) -> None:
         """Store the numbers behind a figure or table under ``key``.  Returns nothing, so that a
         cell ending with it shows nothing (the numbers are often long; the figure shows them)."""
@@ -307,8 +313,12 @@ class Recorder:
         from fldp import store
         runs = store.usage()
         if runs["ran"] or runs["reused"]:  # the runs behind the numbers: computed here or read back
-            payload["runs"] = {**runs, "seconds": round(runs["seconds"], 3)}
+            payload["runs"] = {**runs, "seconds": round(runs["seconds"], 3), "waited": round(runs["waited"], 3)}
         atomic_write_json(self.results_path, payload)
+        wall = payload["wall_time_s"]
+        atomic_write_json(self.costs_path, {  # kernel_s: the notebook's own time, runs aside
+            "paper": self.paper, "notebook": self.notebook, "quick": self.quick, "wall_time_s": wall,
+            "kernel_s": round(max(0.0, wall - runs.get("waited", 0.0)), 3), "runs": store.manifest()})
         manifest = os.environ.get("FLDP_RUN_MANIFEST")  # set by `fldp reproduce`
         if manifest:
             with open(manifest, "a", encoding="utf-8") as fh:

@@ -39,7 +39,7 @@ from .results import PROJECT_ROOT, _jsonable, atomic_write_bytes, interactive, o
 
 __all__ = [
     "FORMAT", "FRESH_ENV", "fn_name", "resolve", "canonical", "normalise", "code_version",
-    "full_config", "run_key", "Record", "usage", "RunStore", "fresh_default", "default_store"
+    "full_config", "run_key", "Record", "usage", "manifest", "RunStore", "fresh_default", "default_store"
 ]
 
 FORMAT = 1
@@ -147,16 +147,20 @@ class Record:
     seconds: float
     finished: str
     version: str
+    work: Optional[dict] = None  # the engine's work (fldp.cost; {} when the run trains nothing); None: stored before counting
 
 
-_USAGE: dict[str, Any] = {"ran": 0, "reused": 0, "seconds": 0.0, "first": None, "last": None}
+_USAGE: dict[str, Any] = {"ran": 0, "reused": 0, "seconds": 0.0, "first": None, "last": None, "waited": 0.0}
 _COUNTED: set = set()  # (fn, key) of the runs in _USAGE: a run read back twice counts once
+_RUNS: list = []  # the runs of _USAGE, for manifest()
 
 
 def _count(rec: "Record", *, reused: bool) -> None:
     if (rec.fn, rec.key) in _COUNTED:
         return
     _COUNTED.add((rec.fn, rec.key))
+    _RUNS.append({"fn": rec.fn, "config": rec.config, "seconds": round(float(rec.seconds), 3),
+                  "work": rec.work, "ran": not reused})
     _USAGE["reused" if reused else "ran"] += 1
     _USAGE["seconds"] += float(rec.seconds)
     _USAGE["first"] = min(filter(None, (_USAGE["first"], rec.finished)))
@@ -166,10 +170,22 @@ def _count(rec: "Record", *, reused: bool) -> None:
 def usage() -> dict[str, Any]:
     """The distinct runs this process took from run stores: ``ran`` (computed and saved here),
     ``reused`` (read back; a run read twice counts once), ``seconds`` (what they took when computed, all of them) and the ``first`` and
-    ``last`` times one of them finished.  :meth:`fldp.results.Recorder.save` keeps it with a
+    ``last`` times one of them finished, and ``waited``, the seconds this process spent computing
+    runs or waiting for them (:func:`waited`).  :meth:`fldp.results.Recorder.save` keeps it with a
     notebook's results, so that a chapter says when its numbers were computed, not only when the
     notebook last ran."""
     return dict(_USAGE)
+
+
+def waited(seconds: float) -> None:
+    """Count ``seconds`` this process spent computing runs or waiting for workers to (see :func:`usage`)."""
+    _USAGE["waited"] += float(seconds)
+
+
+def manifest() -> list[dict]:
+    """The distinct runs of :func:`usage`, each ``{"fn", "config", "seconds", "work", "ran"}``: what
+    a notebook needs from the store, which the reproduction's plan reads (:mod:`fldp.cost`)."""
+    return [dict(r) for r in _RUNS]
 
 
 class RunStore:
@@ -203,7 +219,7 @@ class RunStore:
                           RuntimeWarning, stacklevel=2)
             return None
         return Record(saved["key"], saved["fn"], saved["config"], saved["result"], saved["seconds"],
-                      saved["finished"], saved["version"])
+                      saved["finished"], saved["version"], saved.get("work"))
 
     def load(self, fn: Union[Callable, str], config: Mapping[str, Any]) -> Optional[Record]:
         """The finished run ``fn(**config)``, or None (a run found counts in :func:`usage` as reused)."""
@@ -212,13 +228,16 @@ class RunStore:
             _count(rec, reused=True)
         return rec
 
-    def save(self, fn: Union[Callable, str], config: Mapping[str, Any], result: Any, seconds: float) -> Record:
-        """Write a finished run atomically; returns it as it reads back."""
+    def save(self, fn: Union[Callable, str], config: Mapping[str, Any], result: Any, seconds: float,
+             work: Optional[dict] = None) -> Record:
+        """Write a finished run atomically (``work``: what it cost, :mod:`fldp.cost`); returns it as
+        it reads back."""
         text = canonical(result)
         rec = Record(run_key(fn, config), fn_name(fn), normalise(dict(config)), json.loads(text), float(seconds),
-                     time.strftime("%Y-%m-%dT%H:%M:%S%z"), code_version(fn))
+                     time.strftime("%Y-%m-%dT%H:%M:%S%z"), code_version(fn), None if work is None else dict(work))
         body = {"format": FORMAT, "key": rec.key, "fn": rec.fn, "version": rec.version, "config": rec.config,
-                "seconds": rec.seconds, "finished": rec.finished, "digest": _digest(text), "result": rec.result}
+                "seconds": rec.seconds, "finished": rec.finished, "work": rec.work, "digest": _digest(text),
+                "result": rec.result}
         atomic_write_bytes(self._path(rec.fn, rec.key), (json.dumps(body, allow_nan=True) + "\n").encode())
         _count(rec, reused=False)
         return rec
@@ -228,9 +247,13 @@ class RunStore:
         fresh = fresh_default() if fresh is None else fresh
         rec = None if fresh else self.load(fn, config)
         if rec is None:
+            from . import cost
+
             t0 = time.perf_counter()
-            result = fn(**config)
-            rec = self.save(fn, config, result, time.perf_counter() - t0)
+            with cost.measure() as work:
+                result = fn(**config)
+            rec = self.save(fn, config, result, time.perf_counter() - t0, work)
+            waited(rec.seconds)
         return rec.result
 
     def remove_stale_temporaries(self, older_than_s: float = 3600.0) -> list:

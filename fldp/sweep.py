@@ -93,14 +93,17 @@ class Outcome:
 
 
 def _execute(name: str, config: dict, threads: int = 0):
-    """Run ``name(**config)`` in a worker; returns (normalised result, seconds)."""
+    """Run ``name(**config)`` in a worker; returns (normalised result, seconds, the engine's work)."""
     if threads:
         import torch
 
         torch.set_num_threads(threads)
+    from . import cost
+
     t0 = time.perf_counter()
-    result = S.resolve(name)(**config)
-    return S.normalise(result), time.perf_counter() - t0
+    with cost.measure() as work:
+        result = S.resolve(name)(**config)
+    return S.normalise(result), time.perf_counter() - t0, work
 
 
 def _settings(backend, workers, scheduler):
@@ -143,14 +146,14 @@ def run_all(fn: Union[Callable, str], configs: Sequence[Mapping[str, Any]], *, s
     unique = [ids[0] for ids in seen.values()]
     bar = tqdm(total=len(unique), desc=f"runs ({backend})", disable=not progress or not unique, leave=False)
 
-    def done(i, result=None, seconds=0.0, error=None):
+    def done(i, result=None, seconds=0.0, work=None, error=None):
         ids = seen[keys[i]]
         if error is not None:
             out.failures.append(Failure(configs[i], error))
             print(f"run failed: {configs[i]}: {' '.join(str(error).split())}", flush=True)
         else:
             try:
-                rec = store.save(name, configs[i], result, seconds)
+                rec = store.save(name, configs[i], result, seconds, work)
             except OSError as exc:  # a full disk, a store that went away: reported like a failed run
                 done(i, error=f"the run finished but could not be stored in {store.root}: {exc}")
                 return
@@ -161,21 +164,23 @@ def run_all(fn: Union[Callable, str], configs: Sequence[Mapping[str, Any]], *, s
                 on_finish(configs[i], rec.result)
         bar.update(1)
 
+    t_run = time.perf_counter()
     try:
         if backend == "inprocess" or not unique:
             for i in unique:
                 try:
-                    result, seconds = _execute(name, configs[i])
+                    result, seconds, work = _execute(name, configs[i])
                 except Exception as exc:  # reported with its configuration; the others go on
                     done(i, error=f"{type(exc).__name__}: {exc}")
                 else:
-                    done(i, result, seconds)
+                    done(i, result, seconds, work)
         elif backend == "processes":
             _run_processes(name, configs, unique, workers, done)
         else:
             _run_dask(name, configs, unique, workers, scheduler, done, keys)
     finally:
         bar.close()
+        S.waited(time.perf_counter() - t_run if unique else 0.0)
     out.seconds = time.perf_counter() - t0
     if out.failures and raise_on_failure:
         raise SweepError(out.failures)
@@ -226,11 +231,11 @@ def _run_processes(name, configs, unique, workers, done) -> None:
         futures = {pool.submit(_execute, name, configs[i], 1): i for i in unique}
         for fut in as_completed(futures):
             try:
-                result, seconds = fut.result()
+                result, seconds, work = fut.result()
             except Exception as exc:
                 done(futures[fut], error=f"{type(exc).__name__}: {exc}")
             else:
-                done(futures[fut], result, seconds)
+                done(futures[fut], result, seconds, work)
 
 
 def _run_dask(name, configs, unique, workers, scheduler, done, keys) -> None:
@@ -250,11 +255,11 @@ def _run_dask(name, configs, unique, workers, scheduler, done, keys) -> None:
                                  pure=False): i for i in unique}
         for fut in as_completed(futures):
             try:
-                result, seconds = fut.result()
+                result, seconds, work = fut.result()
             except Exception as exc:  # the run raised, or its workers kept dying (KilledWorker)
                 done(futures[fut], error=f"{type(exc).__name__}: {exc}")
             else:
-                done(futures[fut], result, seconds)
+                done(futures[fut], result, seconds, work)
     finally:
         client.close()
         if cluster is not None:

@@ -1,0 +1,133 @@
+"""The cost model (fldp.cost): FLOPs per sample by hand, the engine's counter, the run store
+keeping each run's work, the calibrated prediction, and the reproduction's plan and progress."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from fldp import cost, engine, models, pipeline, store as S
+from fldp.data import FederatedData
+
+sys.path.insert(0, str(Path(__file__).parent))
+import sweep_toy  # noqa: E402
+
+
+@pytest.mark.parametrize("model, train, expected", [
+    # forward 2(784*256 + 256) + 2(256*10 + 10) = 407,060; train 3x that less the first layer's 401,920
+    (models.MLP(), False, 407_060), (models.MLP(), True, 819_260),
+    # conv1 2(25+1)*8*24^2 = 239,616; conv2 2(25*8+1)*16*8^2 = 411,648; fc 2(256*64+64) = 32,896, 2(64*10+10) = 1,300
+    (models.CNN((8, 16), 64), False, 685_460), (models.CNN((8, 16), 64), True, 3 * 685_460 - 239_616),
+    (models.MultinomialLogReg(), True, 4 * 7840),          # one layer: forward + weight gradient
+    (models.BinaryLogReg(105), True, 4 * 106),
+])
+def test_flops_per_sample_by_hand(model, train, expected):
+    assert model.flops_per_sample(train=train) == expected
+
+
+def _tiny_data(clients=3, rows=8, features=4):
+    g = torch.Generator().manual_seed(0)
+    xs = [torch.rand(rows, features, generator=g) for _ in range(clients)]
+    ys = [torch.randint(0, 3, (rows,), generator=g) for _ in range(clients)]
+    return FederatedData.from_clients(xs, ys, xs[0][:5], ys[0][:5])
+
+
+def test_the_engine_counts_steps_flops_and_evaluated_samples():
+    model, data = models.MLP(4, 5, 3), _tiny_data()
+    cfg = engine.FLConfig(num_rounds=1, local_steps=2, batch_size=4, sampling="fixed", lr=0.1)
+    w = model.init(torch.Generator().manual_seed(1))
+    with cost.measure() as work:
+        engine.local_train(model, w, data, torch.arange(3), cfg)
+        engine.evaluate(model, w, data, train=True)
+    key = f"MLP/{model.dim}"
+    fps, fwd = model.flops_per_sample(train=True), model.flops_per_sample(train=False)
+    # 2 steps of 3 clients x 4 samples; then 24 training rows + 5 test rows forward
+    assert work == {key: {"steps": 2, "eval": 29, "flops": 2 * 12 * fps + 29 * fwd}}
+
+
+def _trains(*, seed: int) -> dict:
+    model, data = models.MLP(4, 5, 3), _tiny_data()
+    cfg = engine.FLConfig(num_rounds=1, local_steps=1, batch_size=2, sampling="fixed", seed=seed, eval_train=False)
+    return {"acc": engine.run(model, data, cfg).test_acc[-1]}
+
+
+def test_the_store_keeps_each_runs_work(tmp_path):
+    st = S.RunStore(tmp_path / "runs")
+    st.run(sweep_toy.toy, {"x": 1.0, "seed": 0})
+    toy = st.load(sweep_toy.toy, {"x": 1.0, "seed": 0})
+    assert toy.work == {}  # a run that trains nothing: no work, not "unknown"
+    st.run(_trains, {"seed": 0})
+    rec = st.load(_trains, {"seed": 0})
+    (key, w), = rec.work.items()
+    # one step of 3 clients x 2 samples; evaluations before and after the round on the 5 test rows
+    assert key.startswith("MLP/") and w["steps"] == 1 and w["eval"] == 10
+    # what was stored is what the manifest of this process lists
+    listed = [r for r in S.manifest() if r["fn"].endswith(":_trains")]
+    assert listed and listed[-1]["work"] == rec.work and listed[-1]["config"] == {"seed": 0}
+
+
+def test_the_calibrated_prediction_by_hand():
+    cal = cost.Calibration(rate={"MLP": 10.0}, step_s={"MLP": 0.01}, run_s=0.5, machine={})
+    work = {"MLP/100": {"flops": 2e10, "steps": 100, "eval": 0}}
+    assert cal.seconds(work) == pytest.approx(0.5 + 2.0 + 1.0)
+    # a run that trains nothing, or was stored before counting: the seconds it took
+    assert cost.run_seconds({"work": {}, "seconds": 7.0}, cal) == (7.0, False)
+    assert cost.run_seconds({"work": None, "seconds": 3.0}, cal) == (3.0, False)
+    assert cost.predict([{"work": work, "seconds": 99.0}, {"work": {}, "seconds": 7.0}], cal) == pytest.approx(10.5)
+
+
+def test_calibration_measures_every_model_and_is_cached(tmp_path):
+    cache = tmp_path / "cal.json"
+    cal = cost.calibrate(cache=cache)
+    assert set(cal.rate) == set(cost.CALIBRATION_SHAPES) and all(r > 0 for r in cal.rate.values())
+    assert all(0 < s < 1 for s in cal.step_s.values()) and 0 < cal.run_s < 30
+    again = cost.calibrate(cache=cache)
+    assert again.rate == cal.rate  # read back, not measured again
+    saved = json.loads(cache.read_text())
+    cache.write_text(json.dumps({**saved, "machine": {**saved["machine"], "host": "elsewhere"}}))
+    assert cost.calibrate(cache=cache).machine["host"] != "elsewhere"  # another machine's: measured again
+
+
+def _task(rel, tmp):
+    return pipeline.Task(1, 1, rel, Path(tmp) / rel, Path(tmp) / "out" / rel, {}, 10.0, "fldp", {}, None)
+
+
+def test_the_plan_counts_stored_runs_and_predicts_the_rest(tmp_path, monkeypatch):
+    monkeypatch.setenv("FLDP_OUTPUT_DIR", str(tmp_path))
+    st = S.default_store(quick=True)
+    assert st.root == tmp_path / "results" / "runs"
+    st.save(sweep_toy.toy, {"x": 1.0, "seed": 0}, {"y": 1.0}, 4.0, {})
+    record = {"wall_time_s": 20.0, "kernel_s": 3.0, "runs": [
+        {"fn": "sweep_toy:toy", "config": {"x": 1.0, "seed": 0}, "seconds": 4.0, "work": {}},
+        {"fn": "sweep_toy:toy", "config": {"x": 2.0, "seed": 0}, "seconds": 5.0, "work": {}},
+        {"fn": "sweep_toy:toy", "config": {"x": 3.0, "seed": 0}, "seconds": 9.0,
+         "work": {"MLP/10": {"flops": 4e9, "steps": 10, "eval": 0}}}]}
+    path = pipeline.costs_path("zhou/02_x.ipynb", quick=True)
+    assert path == tmp_path / "results" / "costs" / "zhou" / "02_x.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(record))
+    assert pipeline.costs_path("00_base.ipynb", quick=True).parent.name == "baseline"
+    cal = cost.Calibration(rate={"MLP": 2.0}, step_s={"MLP": 0.1}, run_s=0.0, machine={"host": "h", "cores": 2})
+    known, unknown = pipeline.estimate([_task("zhou/02_x.ipynb", tmp_path), _task("zhou/03_y.ipynb", tmp_path)],
+                                       True, cal)
+    # 3 runs, 1 stored; to run: 5 s (its last time) + 4e9 / 2e9 + 10 x 0.1 = 3 s (the model); own 3 s
+    assert (known.runs, known.held, known.modelled) == (3, 1, 1)
+    assert known.runs_s == pytest.approx(8.0) and known.seconds == pytest.approx(11.0) and known.flops == 4e9
+    assert not unknown.known
+    fresh = pipeline.estimate([_task("zhou/02_x.ipynb", tmp_path)], True, cal, fresh=True)[0]
+    assert fresh.held == 0 and fresh.runs_s == pytest.approx(12.0)
+    text = pipeline.render_plan([known, unknown], 2, cal)
+    assert "zhou/02_x.ipynb" in text and "11.0 s" in text and "no cost record" in text
+    assert "predicted: 11.0 s of work for 1 notebook(s); 1 unknown; on 2 workers about 5.5 s" in text
+    # progress: a run counts when its file appears in the store, a notebook when it finishes
+    prog = pipeline.Progress([known, unknown], stream=open(os.devnull, "w"))
+    assert prog.total == pytest.approx(11.0) and prog.done_seconds() == 0
+    st.save(sweep_toy.toy, {"x": 2.0, "seed": 0}, {"y": 4.0}, 5.0, {})
+    assert prog.done_seconds() == pytest.approx(5.0)
+    prog.finish("zhou/02_x.ipynb")
+    assert prog.done_seconds() == pytest.approx(11.0)
+    prog.close()

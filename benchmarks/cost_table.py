@@ -5,8 +5,8 @@
 Reads the cost records that a full-mode ``fldp reproduce`` writes (``results/costs/<paper>/
 <notebook>.json``: the runs each notebook needed, each with the seconds it took when it was
 computed and the engine's work in FLOPs, and the notebook's own time outside its runs) and prints
-per notebook: runs, FLOPs, measured seconds (the runs' compute time, one thread each, plus the
-notebook's own time), achieved GFLOP/s and % of the one-thread float32 roofline, and the cost
+per notebook: runs, FLOPs, measured seconds (the runs' CPU time, one thread each, or their wall
+time where it was not kept, plus the notebook's own time), achieved GFLOP/s and % of the one-thread float32 roofline, and the cost
 model's prediction (``fldp.cost``, calibrated on this machine) beside the measured time of the
 same runs.  Runs that train nothing (accountants, Monte Carlo) or were stored before work was
 counted have no FLOPs and are predicted by their own last time, so they are left out of the
@@ -36,6 +36,12 @@ from fldp.report import duration  # noqa: E402
 BEGIN, END = "<!-- cost table: benchmarks/cost_table.py --write -->", "<!-- end of cost table -->"
 
 
+def _spent(run: dict) -> float:
+    """A run's measured cost: its CPU seconds (one thread; not inflated by other processes on the
+    cores), else its wall seconds (runs stored before CPU time was kept)."""
+    return float(run.get("cpu_s") or run.get("seconds") or 0.0)
+
+
 def rows(costs_dir: Path, cal: cost.Calibration, roof1: float) -> tuple[list[dict], dict]:
     out, total = [], {"runs": 0, "flops": 0, "seconds": 0.0, "kernel": 0.0, "pred": 0.0, "meas": 0.0}
     for path in sorted(costs_dir.glob("*/*.json")):
@@ -43,11 +49,11 @@ def rows(costs_dir: Path, cal: cost.Calibration, roof1: float) -> tuple[list[dic
         runs = rec.get("runs", [])
         counted = [r for r in runs if r.get("work")]
         flops = sum(cost.total_flops(r["work"]) for r in counted)
-        run_s = sum(float(r.get("seconds") or 0) for r in runs)
-        counted_s = sum(float(r.get("seconds") or 0) for r in counted)
+        run_s = sum(_spent(r) for r in runs)
+        counted_s = sum(_spent(r) for r in counted)
         pred = sum(cal.seconds(r["work"]) for r in counted)
         row = {"notebook": f"{path.parent.name}/{path.stem}", "runs": len(runs), "counted": len(counted),
-               "flops": flops, "run_s": run_s, "kernel_s": float(rec.get("kernel_s") or 0),
+               "flops": flops, "run_s": run_s, "kernel_s": float(rec.get("kernel_cpu_s", rec.get("kernel_s")) or 0),
                "gflops": flops / counted_s / 1e9 if counted_s else math.nan,
                "pred": pred, "meas": counted_s}
         row["roof"] = 100 * row["gflops"] / roof1 if counted_s else math.nan
@@ -78,7 +84,8 @@ def table(out: list[dict], total: dict, roof1: float, cal: cost.Calibration) -> 
               f"thread under `fldp reproduce`. Total compute {duration(t['seconds'])} (runs + notebooks' own time): "
               f"on 2 workers at best about {duration(t['seconds'] / 2)}. Cost model ({cal.machine.get('host')}, "
               f"calibrated at load {cal.load:.1f}): GFLOP/s {rates}; step s "
-              + ", ".join(f"{k} {v * 1e3:.2g} ms" for k, v in cal.step_s.items()) + f"; run set-up {cal.run_s:.2f} s."]
+              + ", ".join(f"{k} {v * 1e3:.2g} ms" for k, v in cal.step_s.items()) + "; per parameter element "
+              + ", ".join(f"{k} {v * 1e9:.2g} ns" for k, v in cal.elem_s.items()) + f"; run set-up {cal.run_s:.2f} s."]
     return "\n".join(lines)
 
 

@@ -9,9 +9,10 @@ computed), the local SGD steps and the evaluated samples.  :func:`fldp.sweep.run
 store keeps it with the run, so a stored run says what it cost.
 
 **The model.**  A run's time is predicted as ``sum over models of FLOPs / rate + steps x
-step_s`` plus ``run_s`` (data loading, set-up): ``rate`` (GFLOP/s) and ``step_s`` (the fixed cost
-of one batched step) are measured per model class by :func:`calibrate`, which times the engine's
-local training at two batch shapes (a few seconds); ``run_s`` by loading MNIST's federated split.
+step_s + elements x elem_s`` plus ``run_s`` (data loading, set-up): ``rate`` (GFLOP/s) and ``step_s`` (the fixed cost
+of one batched step) are measured per model class by :func:`calibrate`, which times two-round
+runs of the engine (local training, aggregation, evaluation) at two shapes, one client of one
+sample and the papers' typical one, in CPU seconds (a few seconds in all); ``run_s`` by loading MNIST's federated split.
 The calibration is cached under ``build/cost/`` per host, torch version and fldp version.  It
 measures one thread, as every run computes under ``fldp reproduce`` (whatever ``--jobs``, so that
 the numbers do not depend on it).  ``benchmarks/cost_table.py`` sets the predictions beside the measured times.
@@ -31,25 +32,35 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Optional
 
-__all__ = ["Counter", "COUNTER", "measure", "Calibration", "calibrate", "run_seconds", "predict", "total_flops",
+__all__ = ["Counter", "COUNTER", "Measured", "measure", "cpu_mark", "own_cpu_s", "Calibration", "calibrate", "run_seconds", "predict", "total_flops",
            "CALIBRATION_SHAPES"]
 
 
 @dataclass
 class Counter:
-    """Work done in this process, per model: ``{"MLP/203530": {"flops", "steps", "eval"}}``."""
+    """Work done in this process, per model: ``{"MLP/203530": {"flops", "steps", "elems", "eval"}}``
+    (``elems``: parameter elements that steps and rounds work through, memory-bound)."""
 
     work: dict = field(default_factory=dict)
 
-    def add(self, model, samples: int, *, train: bool) -> None:
-        """``samples`` forward (+ backward when ``train``) passes of ``model``; a train call is a step."""
-        key = f"{type(model).__name__}/{model.dim}"
-        w = self.work.setdefault(key, {"flops": 0, "steps": 0, "eval": 0})
+    def _of(self, model) -> dict:
+        return self.work.setdefault(f"{type(model).__name__}/{model.dim}",
+                                    {"flops": 0, "steps": 0, "elems": 0, "eval": 0})
+
+    def add(self, model, samples: int, *, train: bool, rows: int = 0) -> None:
+        """``samples`` forward (+ backward when ``train``) passes of ``model``; a train call is a
+        step, on ``rows`` parameter rows (clients) of ``model.dim`` elements each."""
+        w = self._of(model)
         w["flops"] += int(samples) * model.flops_per_sample(train=train)
         if train:
             w["steps"] += 1
+            w["elems"] += int(rows) * model.dim
         else:
             w["eval"] += int(samples)
+
+    def add_elems(self, model, rows: int) -> None:
+        """Element-wise work of a round on ``rows`` parameter rows: uploads, clipping, noise, aggregation."""
+        self._of(model)["elems"] += int(rows) * model.dim
 
     def snapshot(self) -> dict:
         return {k: dict(v) for k, v in self.work.items()}
@@ -68,14 +79,39 @@ class Counter:
 COUNTER = Counter()
 
 
+@dataclass
+class Measured:
+    """What :func:`measure` saw: the engine's ``work`` and this process's CPU seconds (``cpu_s``: a
+    single-threaded run's cost, which other processes on the same cores do not inflate as they
+    do its wall time)."""
+
+    work: dict = field(default_factory=dict)
+    cpu_s: float = 0.0
+
+
+_MEASURED_CPU = [0.0]  # CPU seconds of all measure() blocks of this process (own_cpu_s leaves them out)
+
+
 @contextlib.contextmanager
-def measure() -> Iterator[dict]:
-    """``with measure() as work: ...``: ``work`` holds the engine's work inside the block."""
-    before, work = COUNTER.snapshot(), {}
+def measure() -> Iterator[Measured]:
+    """``with measure() as m: ...``: ``m.work`` and ``m.cpu_s`` hold what the block did."""
+    before, cpu0, m = COUNTER.snapshot(), time.process_time(), Measured()
     try:
-        yield work
+        yield m
     finally:
-        work.update(COUNTER.since(before))
+        m.work.update(COUNTER.since(before))
+        m.cpu_s = time.process_time() - cpu0
+        _MEASURED_CPU[0] += m.cpu_s
+
+
+def own_cpu_s(since: tuple[float, float]) -> float:
+    """CPU seconds this process spent since ``since`` (a :func:`cpu_mark`) outside the runs it
+    computed itself: a notebook's own cost, its runs aside."""
+    return max(0.0, (time.process_time() - since[0]) - (_MEASURED_CPU[0] - since[1]))
+
+
+def cpu_mark() -> tuple[float, float]:
+    return time.process_time(), _MEASURED_CPU[0]
 
 
 def total_flops(work: Optional[Mapping[str, Mapping[str, int]]]) -> int:
@@ -93,15 +129,17 @@ CALIBRATION_SHAPES = {
 }
 
 
-CALIBRATION_VERSION = 2  # bump when calibrate() measures differently (a cached one is then stale)
+CALIBRATION_VERSION = 5  # bump when calibrate() measures differently (a cached one is then stale)
 
 
 @dataclass
 class Calibration:
-    """Measured on one machine: ``rate`` GFLOP/s and ``step_s`` per model class, ``run_s`` per run."""
+    """Measured on one machine, per model class: ``rate`` GFLOP/s, ``step_s`` seconds per step and
+    ``elem_s`` seconds per parameter element worked through; ``run_s`` seconds per run."""
 
     rate: dict
     step_s: dict
+    elem_s: dict
     run_s: float
     machine: dict
     load: float = 0.0  # the 1-minute load average when it was measured (a busy machine: pessimistic)
@@ -112,7 +150,8 @@ class Calibration:
         for key, w in (work or {}).items():
             cls = key.split("/")[0]
             rate, step = self.rate.get(cls, self.rate.get("MLP", 50.0)), self.step_s.get(cls, 1e-3)
-            total += w.get("flops", 0) / (rate * 1e9) + w.get("steps", 0) * step
+            elem = self.elem_s.get(cls, self.elem_s.get("MLP", 1e-9))
+            total += w.get("flops", 0) / (rate * 1e9) + w.get("steps", 0) * step + w.get("elems", 0) * elem
         return total
 
 
@@ -126,27 +165,31 @@ def _machine() -> dict:
             "fldp": __version__}
 
 
-def _time_steps(model, clients: int, batch: int, repeats: int = 3, budget_s: float = 0.4) -> float:
-    """Seconds of one local SGD step of ``clients`` x ``batch`` (best of ``repeats``)."""
+def _time_rounds(model, clients: int, batch: int, test_rows: int, steps: int = 5, rounds: int = 2,
+                 repeats: int = 2) -> tuple[float, dict]:
+    """Seconds (CPU, best of ``repeats``) and counted work of :func:`fldp.engine.run`: ``rounds``
+    rounds of ``clients`` clients, each ``steps`` local steps of ``batch`` samples, evaluated each
+    round on ``test_rows`` test rows: local training, aggregation and evaluation, as in a run."""
     import torch
 
     from . import data as D, engine
 
     g = torch.Generator().manual_seed(0)
     d = _in_features(model)
-    xs = [torch.rand(batch, d, generator=g) for _ in range(clients)]
-    ys = [torch.randint(0, model.num_classes, (batch,), generator=g) for _ in range(clients)]
-    fd = D.FederatedData.from_clients(xs, ys, xs[0], ys[0])
-    cfg = engine.FLConfig(num_rounds=1, local_steps=1, batch_size=batch, lr=0.01, sampling="fixed")
-    start = model.init(torch.Generator().manual_seed(1))
-    clients_t = torch.arange(clients)
-    engine.local_train(model, start, fd, clients_t, cfg)  # warm-up
-    best = float("inf")
+    xs = [torch.rand(batch * steps, d, generator=g) for _ in range(clients)]
+    ys = [torch.randint(0, model.num_classes, (batch * steps,), generator=g) for _ in range(clients)]
+    x_test = torch.rand(test_rows, d, generator=g)
+    fd = D.FederatedData.from_clients(xs, ys, x_test, torch.randint(0, model.num_classes, (test_rows,), generator=g))
+    cfg = engine.FLConfig(num_rounds=rounds, local_steps=steps, batch_size=batch, lr=0.01, sampling="fixed",
+                          eval_train=False)
+    engine.run(model, fd, engine.with_config(cfg, num_rounds=1))  # warm-up
+    best, work = float("inf"), {}
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        engine.local_train(model, start, fd, clients_t, cfg)
-        best = min(best, time.perf_counter() - t0)
-    return best
+        with measure() as m:
+            engine.run(model, fd, cfg)
+        if m.cpu_s < best:
+            best, work = m.cpu_s, m.work
+    return best, work
 
 
 def _in_features(model) -> int:
@@ -172,28 +215,34 @@ def calibrate(*, cache: Optional[Path] = None, refresh: bool = False) -> Calibra
         with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
             saved = json.loads(cache.read_text())
             if saved["machine"] == machine:
-                return Calibration(saved["rate"], saved["step_s"], saved["run_s"], saved["machine"], saved["load"])
+                return Calibration(saved["rate"], saved["step_s"], saved["elem_s"], saved["run_s"], saved["machine"],
+                                   saved["load"])
     import torch
 
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
-    rate, step_s = {}, {}
+    rate, step_s, elem_s = {}, {}, {}
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # as every run computes under fldp reproduce (pipeline.plan)
     try:
         for cls, (name, kwargs, (clients, batch)) in CALIBRATION_SHAPES.items():
             model = models.make_model(name, **kwargs)
-            small = _time_steps(model, 1, 1)
-            big = _time_steps(model, clients, batch)
-            flops = clients * batch * model.flops_per_sample(train=True)
-            step_s[cls] = small
-            # a model so small that the big shape costs little more than one sample (Li's logistic
-            # regression): its time is the steps', and the rate only needs to be large enough
-            rate[cls] = flops / max(big - small, 0.25 * big) / 1e9
+            small, w_small = _time_rounds(model, 1, 1, test_rows=1)
+            wide, w_wide = _time_rounds(model, clients, 1, test_rows=1)
+            big, w_big = _time_rounds(model, clients, batch, test_rows=1000)
+            (ws,), (ww,), (wb,) = w_small.values(), w_wide.values(), w_big.values()
+            step_s[cls] = small / ws["steps"]  # one client, one sample: the fixed cost of a step
+            # many clients, one sample each: the element-wise work on their parameter rows
+            elem_s[cls] = max(wide - ww["steps"] * step_s[cls], 0.0) / ww["elems"]
+            # FLOPs over the time the rest leaves; a model so small that the big shape costs little
+            # more than the others (Li's logistic regression): its time is the steps' and elements'
+            rest = wb["steps"] * step_s[cls] + wb["elems"] * elem_s[cls]
+            rate[cls] = wb["flops"] / max(big - rest, 0.25 * big) / 1e9
         run_s = _time_run_setup()
     finally:
         torch.set_num_threads(threads)
-    cal = Calibration(rate, step_s, run_s, machine, load)
-    atomic_write_json(cache, {"rate": rate, "step_s": step_s, "run_s": run_s, "machine": machine, "load": load})
+    cal = Calibration(rate, step_s, elem_s, run_s, machine, load)
+    atomic_write_json(cache, {"rate": rate, "step_s": step_s, "elem_s": elem_s, "run_s": run_s, "machine": machine,
+                              "load": load})
     return cal
 
 
@@ -212,10 +261,11 @@ def run_seconds(run: Mapping[str, Any], cal: Calibration) -> tuple[float, bool]:
     """Predicted seconds of one manifest entry (``{"work", "seconds"}``) and whether the cost model
     gave them: a run that trains (its ``work`` counts FLOPs) by the model; one that trains nothing
     (``work == {}``: an accountant, a Monte Carlo) or was stored before work was counted
-    (``None``) by the seconds it took when it was computed."""
+    (``None``) by the seconds it took when it was computed (its CPU seconds where kept: one thread,
+    so they are its cost even when other processes shared the cores)."""
     if run.get("work"):
         return cal.seconds(run["work"]), True
-    return float(run.get("seconds") or 0.0), False
+    return float(run.get("cpu_s") or run.get("seconds") or 0.0), False
 
 
 def predict(runs: list, cal: Calibration) -> float:

@@ -446,7 +446,7 @@ def local_train(model: Model, start: torch.Tensor, data: FederatedData, clients:
             if not bool(active.any()):  # every client of the group has finished its epoch
                 continue
             idx, wts = idx.to(dev), wts.to(dev)
-            cost.COUNTER.add(model, idx.numel(), train=True)  # the padded batch is computed too
+            cost.COUNTER.add(model, idx.numel(), train=True, rows=len(rows))  # the padded batch is computed too
             if fused and bool(active.all()):
                 model.sgd_step_(params, anc, *data.gather(cid, idx), wts, lr, config.mu)
                 continue
@@ -536,6 +536,7 @@ def round_step(model: Model, data: FederatedData, config: FLConfig, state: State
     selected = select_clients(config, data.num_clients, t)
     steps = num_local_steps(data.counts[selected], config)
     local = local_train(model, w, data, selected, config, t, state.step)
+    cost.COUNTER.add_elems(model, len(selected))
     uploads = local - w if config.upload == "update" else local
     clients, uploads = _drop(config, t, selected, uploads)
     base = w if (config.clip_mode == "update" and config.upload == "params") else None

@@ -491,7 +491,7 @@ class Estimate:
     held: int = 0  # of them, already in the run store
     modelled: int = 0  # of the runs to compute, those the cost model predicts (the others: seconds last time)
     runs_s: float = 0.0  # predicted seconds of the runs to compute
-    kernel_s: float = 0.0  # the notebook's own time, runs aside (measured last time)
+    kernel_s: float = 0.0  # the notebook's own time, runs aside (measured last time, CPU seconds where kept)
     flops: int = 0  # of the runs to compute
     pending: dict = field(default_factory=dict)  # store path -> predicted seconds, of the runs to compute
 
@@ -521,7 +521,8 @@ def estimate(tasks: Sequence[Task], quick: bool, cal=None, fresh: bool = False) 
         except (OSError, ValueError):
             out.append(Estimate(t.rel, False))
             continue
-        e = Estimate(t.rel, True, runs=len(record.get("runs", [])), kernel_s=float(record.get("kernel_s") or 0.0))
+        own = record.get("kernel_cpu_s", record.get("kernel_s"))  # CPU seconds where kept (one thread)
+        e = Estimate(t.rel, True, runs=len(record.get("runs", [])), kernel_s=float(own or 0.0))
         for run in record.get("runs", []):
             try:
                 path = st.path(run["fn"], run["config"])

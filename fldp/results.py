@@ -188,6 +188,9 @@ class Recorder:
         self.figures: list[str] = []
         self.findings: list[str] = []
         self._t0 = time.time()
+        from fldp import cost
+
+        self._cpu = cost.cpu_mark()
 
     @property
     def figure_dir(self) -> Path:
@@ -315,10 +318,13 @@ class Recorder:
         if runs["ran"] or runs["reused"]:  # the runs behind the numbers: computed here or read back
             payload["runs"] = {**runs, "seconds": round(runs["seconds"], 3), "waited": round(runs["waited"], 3)}
         atomic_write_json(self.results_path, payload)
+        from fldp import cost
+
         wall = payload["wall_time_s"]
-        atomic_write_json(self.costs_path, {  # kernel_s: the notebook's own time, runs aside
+        atomic_write_json(self.costs_path, {  # the notebook's own time, runs aside: wall and CPU seconds
             "paper": self.paper, "notebook": self.notebook, "quick": self.quick, "wall_time_s": wall,
-            "kernel_s": round(max(0.0, wall - runs.get("waited", 0.0)), 3), "runs": store.manifest()})
+            "kernel_s": round(max(0.0, wall - runs.get("waited", 0.0)), 3),
+            "kernel_cpu_s": round(cost.own_cpu_s(self._cpu), 3), "runs": store.manifest()})
         manifest = os.environ.get("FLDP_RUN_MANIFEST")  # set by `fldp reproduce`
         if manifest:
             with open(manifest, "a", encoding="utf-8") as fh:

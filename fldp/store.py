@@ -148,6 +148,7 @@ class Record:
     finished: str
     version: str
     work: Optional[dict] = None  # the engine's work (fldp.cost; {} when the run trains nothing); None: stored before counting
+    cpu_s: Optional[float] = None  # CPU seconds of the run (None: stored before they were kept)
 
 
 _USAGE: dict[str, Any] = {"ran": 0, "reused": 0, "seconds": 0.0, "first": None, "last": None, "waited": 0.0}
@@ -160,7 +161,7 @@ def _count(rec: "Record", *, reused: bool) -> None:
         return
     _COUNTED.add((rec.fn, rec.key))
     _RUNS.append({"fn": rec.fn, "config": rec.config, "seconds": round(float(rec.seconds), 3),
-                  "work": rec.work, "ran": not reused})
+                  "cpu_s": rec.cpu_s, "work": rec.work, "ran": not reused})
     _USAGE["reused" if reused else "ran"] += 1
     _USAGE["seconds"] += float(rec.seconds)
     _USAGE["first"] = min(filter(None, (_USAGE["first"], rec.finished)))
@@ -183,7 +184,7 @@ def waited(seconds: float) -> None:
 
 
 def manifest() -> list[dict]:
-    """The distinct runs of :func:`usage`, each ``{"fn", "config", "seconds", "work", "ran"}``: what
+    """The distinct runs of :func:`usage`, each ``{"fn", "config", "seconds", "cpu_s", "work", "ran"}``: what
     a notebook needs from the store, which the reproduction's plan reads (:mod:`fldp.cost`)."""
     return [dict(r) for r in _RUNS]
 
@@ -219,7 +220,7 @@ class RunStore:
                           RuntimeWarning, stacklevel=2)
             return None
         return Record(saved["key"], saved["fn"], saved["config"], saved["result"], saved["seconds"],
-                      saved["finished"], saved["version"], saved.get("work"))
+                      saved["finished"], saved["version"], saved.get("work"), saved.get("cpu_s"))
 
     def load(self, fn: Union[Callable, str], config: Mapping[str, Any]) -> Optional[Record]:
         """The finished run ``fn(**config)``, or None (a run found counts in :func:`usage` as reused)."""
@@ -229,15 +230,16 @@ class RunStore:
         return rec
 
     def save(self, fn: Union[Callable, str], config: Mapping[str, Any], result: Any, seconds: float,
-             work: Optional[dict] = None) -> Record:
-        """Write a finished run atomically (``work``: what it cost, :mod:`fldp.cost`); returns it as
-        it reads back."""
+             work: Optional[dict] = None, cpu_s: Optional[float] = None) -> Record:
+        """Write a finished run atomically (``work``, ``cpu_s``: what it cost, :mod:`fldp.cost`);
+        returns it as it reads back."""
         text = canonical(result)
         rec = Record(run_key(fn, config), fn_name(fn), normalise(dict(config)), json.loads(text), float(seconds),
-                     time.strftime("%Y-%m-%dT%H:%M:%S%z"), code_version(fn), None if work is None else dict(work))
+                     time.strftime("%Y-%m-%dT%H:%M:%S%z"), code_version(fn), None if work is None else dict(work),
+                     None if cpu_s is None else round(float(cpu_s), 3))
         body = {"format": FORMAT, "key": rec.key, "fn": rec.fn, "version": rec.version, "config": rec.config,
-                "seconds": rec.seconds, "finished": rec.finished, "work": rec.work, "digest": _digest(text),
-                "result": rec.result}
+                "seconds": rec.seconds, "finished": rec.finished, "work": rec.work, "cpu_s": rec.cpu_s,
+                "digest": _digest(text), "result": rec.result}
         atomic_write_bytes(self._path(rec.fn, rec.key), (json.dumps(body, allow_nan=True) + "\n").encode())
         _count(rec, reused=False)
         return rec
@@ -250,9 +252,9 @@ class RunStore:
             from . import cost
 
             t0 = time.perf_counter()
-            with cost.measure() as work:
+            with cost.measure() as m:
                 result = fn(**config)
-            rec = self.save(fn, config, result, time.perf_counter() - t0, work)
+            rec = self.save(fn, config, result, time.perf_counter() - t0, m.work, m.cpu_s)
             waited(rec.seconds)
         return rec.result
 

@@ -93,7 +93,8 @@ class Outcome:
 
 
 def _execute(name: str, config: dict, threads: int = 0):
-    """Run ``name(**config)`` in a worker; returns (normalised result, seconds, the engine's work)."""
+    """Run ``name(**config)`` in a worker; returns (normalised result, seconds, its cost: the
+    engine's ``work`` and ``cpu_s``, :func:`fldp.cost.measure`)."""
     if threads:
         import torch
 
@@ -101,9 +102,9 @@ def _execute(name: str, config: dict, threads: int = 0):
     from . import cost
 
     t0 = time.perf_counter()
-    with cost.measure() as work:
+    with cost.measure() as m:
         result = S.resolve(name)(**config)
-    return S.normalise(result), time.perf_counter() - t0, work
+    return S.normalise(result), time.perf_counter() - t0, {"work": m.work, "cpu_s": m.cpu_s}
 
 
 def _settings(backend, workers, scheduler):
@@ -146,14 +147,14 @@ def run_all(fn: Union[Callable, str], configs: Sequence[Mapping[str, Any]], *, s
     unique = [ids[0] for ids in seen.values()]
     bar = tqdm(total=len(unique), desc=f"runs ({backend})", disable=not progress or not unique, leave=False)
 
-    def done(i, result=None, seconds=0.0, work=None, error=None):
+    def done(i, result=None, seconds=0.0, spent=None, error=None):
         ids = seen[keys[i]]
         if error is not None:
             out.failures.append(Failure(configs[i], error))
             print(f"run failed: {configs[i]}: {' '.join(str(error).split())}", flush=True)
         else:
             try:
-                rec = store.save(name, configs[i], result, seconds, work)
+                rec = store.save(name, configs[i], result, seconds, **(spent or {}))
             except OSError as exc:  # a full disk, a store that went away: reported like a failed run
                 done(i, error=f"the run finished but could not be stored in {store.root}: {exc}")
                 return
@@ -169,11 +170,11 @@ def run_all(fn: Union[Callable, str], configs: Sequence[Mapping[str, Any]], *, s
         if backend == "inprocess" or not unique:
             for i in unique:
                 try:
-                    result, seconds, work = _execute(name, configs[i])
+                    result, seconds, spent = _execute(name, configs[i])
                 except Exception as exc:  # reported with its configuration; the others go on
                     done(i, error=f"{type(exc).__name__}: {exc}")
                 else:
-                    done(i, result, seconds, work)
+                    done(i, result, seconds, spent)
         elif backend == "processes":
             _run_processes(name, configs, unique, workers, done)
         else:
@@ -231,11 +232,11 @@ def _run_processes(name, configs, unique, workers, done) -> None:
         futures = {pool.submit(_execute, name, configs[i], 1): i for i in unique}
         for fut in as_completed(futures):
             try:
-                result, seconds, work = fut.result()
+                result, seconds, spent = fut.result()
             except Exception as exc:
                 done(futures[fut], error=f"{type(exc).__name__}: {exc}")
             else:
-                done(futures[fut], result, seconds, work)
+                done(futures[fut], result, seconds, spent)
 
 
 def _run_dask(name, configs, unique, workers, scheduler, done, keys) -> None:
@@ -255,11 +256,11 @@ def _run_dask(name, configs, unique, workers, scheduler, done, keys) -> None:
                                  pure=False): i for i in unique}
         for fut in as_completed(futures):
             try:
-                result, seconds, work = fut.result()
+                result, seconds, spent = fut.result()
             except Exception as exc:  # the run raised, or its workers kept dying (KilledWorker)
                 done(futures[fut], error=f"{type(exc).__name__}: {exc}")
             else:
-                done(futures[fut], result, seconds, work)
+                done(futures[fut], result, seconds, spent)
     finally:
         client.close()
         if cluster is not None:

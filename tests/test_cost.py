@@ -40,13 +40,15 @@ def test_the_engine_counts_steps_flops_and_evaluated_samples():
     model, data = models.MLP(4, 5, 3), _tiny_data()
     cfg = engine.FLConfig(num_rounds=1, local_steps=2, batch_size=4, sampling="fixed", lr=0.1)
     w = model.init(torch.Generator().manual_seed(1))
-    with cost.measure() as work:
+    with cost.measure() as m:
         engine.local_train(model, w, data, torch.arange(3), cfg)
         engine.evaluate(model, w, data, train=True)
+    work = m.work
+    assert m.cpu_s > 0
     key = f"MLP/{model.dim}"
     fps, fwd = model.flops_per_sample(train=True), model.flops_per_sample(train=False)
-    # 2 steps of 3 clients x 4 samples; then 24 training rows + 5 test rows forward
-    assert work == {key: {"steps": 2, "eval": 29, "flops": 2 * 12 * fps + 29 * fwd}}
+    # 2 steps of 3 clients x 4 samples on 3 parameter rows; then 24 training rows + 5 test rows forward
+    assert work == {key: {"steps": 2, "elems": 2 * 3 * model.dim, "eval": 29, "flops": 2 * 12 * fps + 29 * fwd}}
 
 
 def _trains(*, seed: int) -> dict:
@@ -63,20 +65,25 @@ def test_the_store_keeps_each_runs_work(tmp_path):
     st.run(_trains, {"seed": 0})
     rec = st.load(_trains, {"seed": 0})
     (key, w), = rec.work.items()
-    # one step of 3 clients x 2 samples; evaluations before and after the round on the 5 test rows
-    assert key.startswith("MLP/") and w["steps"] == 1 and w["eval"] == 10
+    assert 0 < rec.cpu_s <= rec.seconds + 0.05 and toy.cpu_s is not None
+    # one step of 3 clients x 2 samples; the round's uploads (3 rows); evaluations before and after
+    # the round on the 5 test rows
+    assert key.startswith("MLP/") and w["steps"] == 1 and w["eval"] == 10 and w["elems"] == 2 * 3 * int(key[4:])
     # what was stored is what the manifest of this process lists
     listed = [r for r in S.manifest() if r["fn"].endswith(":_trains")]
     assert listed and listed[-1]["work"] == rec.work and listed[-1]["config"] == {"seed": 0}
 
 
 def test_the_calibrated_prediction_by_hand():
-    cal = cost.Calibration(rate={"MLP": 10.0}, step_s={"MLP": 0.01}, run_s=0.5, machine={})
-    work = {"MLP/100": {"flops": 2e10, "steps": 100, "eval": 0}}
-    assert cal.seconds(work) == pytest.approx(0.5 + 2.0 + 1.0)
+    cal = cost.Calibration(rate={"MLP": 10.0}, step_s={"MLP": 0.01}, elem_s={"MLP": 1e-9}, run_s=0.5, machine={})
+    work = {"MLP/100": {"flops": 2e10, "steps": 100, "elems": 3e9, "eval": 0}}
+    assert cal.seconds(work) == pytest.approx(0.5 + 2.0 + 1.0 + 3.0)
+    work = {"MLP/100": {"flops": 2e10, "steps": 100, "eval": 0}}  # recorded before elements were counted
     # a run that trains nothing, or was stored before counting: the seconds it took
     assert cost.run_seconds({"work": {}, "seconds": 7.0}, cal) == (7.0, False)
     assert cost.run_seconds({"work": None, "seconds": 3.0}, cal) == (3.0, False)
+    assert cost.run_seconds({"work": {}, "seconds": 3.0, "cpu_s": 2.5}, cal) == (2.5, False)  # CPU time first
+    assert cal.seconds(work) == pytest.approx(3.5)
     assert cost.predict([{"work": work, "seconds": 99.0}, {"work": {}, "seconds": 7.0}], cal) == pytest.approx(10.5)
 
 
@@ -85,6 +92,7 @@ def test_calibration_measures_every_model_and_is_cached(tmp_path):
     cal = cost.calibrate(cache=cache)
     assert set(cal.rate) == set(cost.CALIBRATION_SHAPES) and all(r > 0 for r in cal.rate.values())
     assert all(0 < s < 1 for s in cal.step_s.values()) and 0 < cal.run_s < 30
+    assert all(0 <= s < 1e-6 for s in cal.elem_s.values())
     again = cost.calibrate(cache=cache)
     assert again.rate == cal.rate  # read back, not measured again
     saved = json.loads(cache.read_text())
@@ -111,7 +119,7 @@ def test_the_plan_counts_stored_runs_and_predicts_the_rest(tmp_path, monkeypatch
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps(record))
     assert pipeline.costs_path("00_base.ipynb", quick=True).parent.name == "baseline"
-    cal = cost.Calibration(rate={"MLP": 2.0}, step_s={"MLP": 0.1}, run_s=0.0, machine={"host": "h", "cores": 2})
+    cal = cost.Calibration(rate={"MLP": 2.0}, step_s={"MLP": 0.1}, elem_s={}, run_s=0.0, machine={"host": "h", "cores": 2})
     known, unknown = pipeline.estimate([_task("zhou/02_x.ipynb", tmp_path), _task("zhou/03_y.ipynb", tmp_path)],
                                        True, cal)
     # 3 runs, 1 stored; to run: 5 s (its last time) + 4e9 / 2e9 + 10 x 0.1 = 3 s (the model); own 3 s
@@ -131,3 +139,25 @@ def test_the_plan_counts_stored_runs_and_predicts_the_rest(tmp_path, monkeypatch
     prog.finish("zhou/02_x.ipynb")
     assert prog.done_seconds() == pytest.approx(11.0)
     prog.close()
+
+
+def test_a_notebooks_cost_record_lists_its_runs_and_its_own_time(tmp_path, monkeypatch):
+    from fldp import results
+
+    import time
+
+    monkeypatch.setenv("FLDP_OUTPUT_DIR", str(tmp_path))
+    cpu0 = time.process_time()
+    rec = results.Recorder("zhou", "99_costs", quick=True)
+    S.default_store(quick=True).run(_trains, {"seed": 5})
+    sum(i * i for i in range(3_000_000))  # the notebook's own work
+    rec.save()
+    spent = time.process_time() - cpu0
+    saved = json.loads(rec.costs_path.read_text())
+    assert rec.costs_path == tmp_path / "results" / "costs" / "zhou" / "99_costs.json"
+    run = [r for r in saved["runs"] if r["fn"].endswith(":_trains") and r["config"] == {"seed": 5}]
+    assert run and run[0]["ran"] and run[0]["cpu_s"] > 0 and run[0]["work"]
+    # its own CPU time leaves out the run it computed: less than everything it spent
+    assert 0.05 < saved["kernel_cpu_s"] <= spent - run[0]["cpu_s"] + 0.01
+    assert saved["kernel_s"] <= saved["wall_time_s"]
+    assert not (tmp_path / "results" / "zhou" / "99_costs.json").read_text().count('"kernel_cpu_s"')

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Optional
 
-__all__ = ["Counter", "COUNTER", "Measured", "measure", "cpu_mark", "own_cpu_s", "Calibration", "calibrate", "run_seconds", "predict", "total_flops",
+__all__ = ["Counter", "COUNTER", "Measured", "measure", "cpu_mark", "own_cpu_s", "Calibration", "calibrate", "cached_calibration", "run_seconds", "predict", "total_flops",
            "CALIBRATION_SHAPES"]
 
 
@@ -144,6 +144,14 @@ class Calibration:
     machine: dict
     load: float = 0.0  # the 1-minute load average when it was measured (a busy machine: pessimistic)
 
+    def as_dict(self) -> dict:
+        return {"rate": self.rate, "step_s": self.step_s, "elem_s": self.elem_s, "run_s": self.run_s,
+                "machine": self.machine, "load": self.load}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Calibration":
+        return cls(d["rate"], d["step_s"], d["elem_s"], d["run_s"], d["machine"], d.get("load", 0.0))
+
     def seconds(self, work: Optional[Mapping[str, Mapping[str, int]]]) -> float:
         """Predicted seconds of a run that did ``work`` (models not calibrated: the MLP's rate)."""
         total = self.run_s
@@ -215,8 +223,7 @@ def calibrate(*, cache: Optional[Path] = None, refresh: bool = False) -> Calibra
         with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
             saved = json.loads(cache.read_text())
             if saved["machine"] == machine:
-                return Calibration(saved["rate"], saved["step_s"], saved["elem_s"], saved["run_s"], saved["machine"],
-                                   saved["load"])
+                return Calibration.from_dict(saved)
     import torch
 
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
@@ -241,8 +248,7 @@ def calibrate(*, cache: Optional[Path] = None, refresh: bool = False) -> Calibra
     finally:
         torch.set_num_threads(threads)
     cal = Calibration(rate, step_s, elem_s, run_s, machine, load)
-    atomic_write_json(cache, {"rate": rate, "step_s": step_s, "elem_s": elem_s, "run_s": run_s, "machine": machine,
-                              "load": load})
+    atomic_write_json(cache, cal.as_dict())
     return cal
 
 
@@ -257,17 +263,40 @@ def _time_run_setup() -> float:
     return time.perf_counter() - t0
 
 
-def run_seconds(run: Mapping[str, Any], cal: Calibration) -> tuple[float, bool]:
-    """Predicted seconds of one manifest entry (``{"work", "seconds"}``) and whether the cost model
-    gave them: a run that trains (its ``work`` counts FLOPs) by the model; one that trains nothing
-    (``work == {}``: an accountant, a Monte Carlo) or was stored before work was counted
-    (``None``) by the seconds it took when it was computed (its CPU seconds where kept: one thread,
-    so they are its cost even when other processes shared the cores)."""
-    if run.get("work"):
-        return cal.seconds(run["work"]), True
-    return float(run.get("cpu_s") or run.get("seconds") or 0.0), False
+def run_seconds(run: Mapping[str, Any], cal: Calibration,
+                measured_on: Optional[Calibration] = None) -> tuple[float, str]:
+    """Predicted seconds of one manifest entry (``{"work", "cpu_s", "seconds"}``) on the machine
+    of ``cal``, and how they were predicted:
+
+    * ``"measured"``: the run's CPU seconds when it was computed (one thread, so other processes on
+      the cores did not inflate them), moved to this machine by the cost model when the run trains
+      and the calibration of the machine that measured it is known (``measured_on``): times
+      ``cal.seconds(work) / measured_on.seconds(work)``.  It keeps what the FLOP count misses:
+      an accountant calibrating the noise inside a run, a Hessian estimate;
+    * ``"model"``: a run whose work was counted but not its CPU time, by the cost model;
+    * ``"last"``: a run stored before either was kept, by the wall seconds it took."""
+    cpu, work = run.get("cpu_s"), run.get("work")
+    if cpu:
+        if work and measured_on is not None:
+            return float(cpu) * cal.seconds(work) / measured_on.seconds(work), "measured"
+        return float(cpu), "measured"
+    if work:
+        return cal.seconds(work), "model"
+    return float(run.get("seconds") or 0.0), "last"
 
 
-def predict(runs: list, cal: Calibration) -> float:
+def cached_calibration() -> Optional[Calibration]:
+    """This machine's cached calibration (:func:`calibrate` wrote it), or None; measures nothing.
+    A notebook's cost record keeps it, so that its runs' times can be moved to another machine."""
+    from .results import PROJECT_ROOT
+
+    with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+        saved = json.loads((PROJECT_ROOT / "build" / "cost" / "calibration.json").read_text())
+        if saved["machine"] == _machine():
+            return Calibration.from_dict(saved)
+    return None
+
+
+def predict(runs: list, cal: Calibration, measured_on: Optional[Calibration] = None) -> float:
     """Predicted seconds of ``runs`` (manifest entries), :func:`run_seconds` summed."""
-    return sum(run_seconds(r, cal)[0] for r in runs)
+    return sum(run_seconds(r, cal, measured_on)[0] for r in runs)

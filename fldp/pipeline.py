@@ -489,7 +489,7 @@ class Estimate:
     known: bool  # a cost record exists (the notebook ran once with run counting)
     runs: int = 0
     held: int = 0  # of them, already in the run store
-    modelled: int = 0  # of the runs to compute, those the cost model predicts (the others: seconds last time)
+    how: dict = field(default_factory=dict)  # of the runs to compute, how many were predicted how (cost.run_seconds)
     runs_s: float = 0.0  # predicted seconds of the runs to compute
     kernel_s: float = 0.0  # the notebook's own time, runs aside (measured last time, CPU seconds where kept)
     flops: int = 0  # of the runs to compute
@@ -523,6 +523,9 @@ def estimate(tasks: Sequence[Task], quick: bool, cal=None, fresh: bool = False) 
             continue
         own = record.get("kernel_cpu_s", record.get("kernel_s"))  # CPU seconds where kept (one thread)
         e = Estimate(t.rel, True, runs=len(record.get("runs", [])), kernel_s=float(own or 0.0))
+        there = cost.Calibration.from_dict(record["calibration"]) if record.get("calibration") else None
+        if there is not None and own:  # its own time too, moved by the machines' speeds (the MLP rate)
+            e.kernel_s *= there.rate.get("MLP", 1.0) / cal.rate.get("MLP", 1.0)
         for run in record.get("runs", []):
             try:
                 path = st.path(run["fn"], run["config"])
@@ -531,9 +534,9 @@ def estimate(tasks: Sequence[Task], quick: bool, cal=None, fresh: bool = False) 
             if path is not None and path.exists() and not fresh:
                 e.held += 1
                 continue
-            seconds, modelled = cost.run_seconds(run, cal)
+            seconds, how = cost.run_seconds(run, cal, there)
             e.runs_s += seconds
-            e.modelled += modelled
+            e.how[how] = e.how.get(how, 0) + 1
             e.flops += cost.total_flops(run.get("work"))
             if path is not None:
                 e.pending[str(path)] = seconds
@@ -552,9 +555,8 @@ def render_plan(estimates: Sequence[Estimate], jobs: int, cal) -> str:
                         "no cost record (results/costs/): it has not run with run counting yet")
             continue
         todo = e.runs - e.held
-        how = [f"{e.modelled} by the cost model" if e.modelled else "",
-               f"{todo - e.modelled} by their last time" if todo - e.modelled else "",
-               f"own {duration(e.kernel_s)}"]
+        words = {"measured": "by their CPU time", "model": "by the cost model", "last": "by their last wall time"}
+        how = [f"{e.how[k]} {w}" for k, w in words.items() if e.how.get(k)] + [f"own {duration(e.kernel_s)}"]
         rows.append(f"{e.rel:<38} {e.runs:>5} {e.held:>6} {todo:>6} {e.flops / 1e9:>8.0f} "
                     f"{duration(e.seconds):>12}  {'; '.join(h for h in how if h)}")
     known = [e for e in estimates if e.known]
@@ -583,7 +585,7 @@ class Progress:
         self.total = sum(e.seconds for e in estimates if e.known)
         self.finished: set[str] = set()
         self.stream = stream or sys.stderr
-        self.t0 = time.perf_counter()
+        self.t0, self.started = time.perf_counter(), time.time() - 1.0  # file times: 1 s of slack
         self._stop = threading.Event()
         self.bar = None
         if self.total > 0 and getattr(self.stream, "isatty", lambda: False)():
@@ -601,8 +603,8 @@ class Progress:
                 continue
             if rel in self.finished:
                 done += e.seconds
-            else:
-                done += sum(s for path, s in e.pending.items() if os.path.exists(path))
+            else:  # written since the start (with --fresh the old file is there until it is replaced)
+                done += sum(s for path, s in e.pending.items() if _mtime(path) >= self.started)
         return min(done, self.total)
 
     def _poll(self, interval: float) -> None:
@@ -627,6 +629,13 @@ class Progress:
         self._stop.set()
         if self.bar is not None:
             self.bar.close()
+
+
+def _mtime(path: str) -> float:
+    try:
+        return os.path.getmtime(path)
+    except OSError:
+        return float("-inf")
 
 
 @contextlib.contextmanager

@@ -324,7 +324,8 @@ class Recorder:
         atomic_write_json(self.costs_path, {  # the notebook's own time, runs aside: wall and CPU seconds
             "paper": self.paper, "notebook": self.notebook, "quick": self.quick, "wall_time_s": wall,
             "kernel_s": round(max(0.0, wall - runs.get("waited", 0.0)), 3),
-            "kernel_cpu_s": round(cost.own_cpu_s(self._cpu), 3), "runs": store.manifest()})
+            "kernel_cpu_s": round(cost.own_cpu_s(self._cpu), 3), "runs": store.manifest(),
+            "calibration": (lambda c: c.as_dict() if c else None)(cost.cached_calibration())})
         manifest = os.environ.get("FLDP_RUN_MANIFEST")  # set by `fldp reproduce`
         if manifest:
             with open(manifest, "a", encoding="utf-8") as fh:

@@ -245,8 +245,15 @@ class RunStore:
         return rec
 
     def run(self, fn: Callable, config: Mapping[str, Any], *, fresh: Optional[bool] = None) -> Any:
-        """``fn(**config)`` from the store, or computed, stored and returned (in this process)."""
+        """``fn(**config)`` from the store, or computed, stored and returned: in this process, or
+        on the shared Dask cluster of ``fldp reproduce --jobs N`` when its address is set
+        (``$DASK_SCHEDULER_ADDRESS`` with ``$FLDP_BACKEND=dask``), so that a notebook's kernel
+        does not compute beside the cluster's workers on the same cores."""
         fresh = fresh_default() if fresh is None else fresh
+        if os.environ.get("FLDP_BACKEND") == "dask" and os.environ.get("DASK_SCHEDULER_ADDRESS"):
+            from . import sweep
+
+            return sweep.run_all(fn, [dict(config)], store=self, fresh=fresh, progress=False).results[0]
         rec = None if fresh else self.load(fn, config)
         if rec is None:
             from . import cost

@@ -80,9 +80,14 @@ def test_the_calibrated_prediction_by_hand():
     assert cal.seconds(work) == pytest.approx(0.5 + 2.0 + 1.0 + 3.0)
     work = {"MLP/100": {"flops": 2e10, "steps": 100, "eval": 0}}  # recorded before elements were counted
     # a run that trains nothing, or was stored before counting: the seconds it took
-    assert cost.run_seconds({"work": {}, "seconds": 7.0}, cal) == (7.0, False)
-    assert cost.run_seconds({"work": None, "seconds": 3.0}, cal) == (3.0, False)
-    assert cost.run_seconds({"work": {}, "seconds": 3.0, "cpu_s": 2.5}, cal) == (2.5, False)  # CPU time first
+    assert cost.run_seconds({"work": {}, "seconds": 7.0}, cal) == (7.0, "last")
+    assert cost.run_seconds({"work": None, "seconds": 3.0}, cal) == (3.0, "last")
+    assert cost.run_seconds({"work": {}, "seconds": 3.0, "cpu_s": 2.5}, cal) == (2.5, "measured")  # CPU time first
+    assert cost.run_seconds({"work": work, "seconds": 9.0}, cal) == (pytest.approx(3.5), "model")
+    # measured elsewhere: its CPU time moved by the two machines' models (there 7 s, here 3.5 s)
+    there = cost.Calibration(rate={"MLP": 5.0}, step_s={"MLP": 0.02}, elem_s={}, run_s=1.0, machine={})
+    assert there.seconds(work) == pytest.approx(1.0 + 4.0 + 2.0)
+    assert cost.run_seconds({"work": work, "cpu_s": 14.0}, cal, there) == (pytest.approx(7.0), "measured")
     assert cal.seconds(work) == pytest.approx(3.5)
     assert cost.predict([{"work": work, "seconds": 99.0}, {"work": {}, "seconds": 7.0}], cal) == pytest.approx(10.5)
 
@@ -123,7 +128,7 @@ def test_the_plan_counts_stored_runs_and_predicts_the_rest(tmp_path, monkeypatch
     known, unknown = pipeline.estimate([_task("zhou/02_x.ipynb", tmp_path), _task("zhou/03_y.ipynb", tmp_path)],
                                        True, cal)
     # 3 runs, 1 stored; to run: 5 s (its last time) + 4e9 / 2e9 + 10 x 0.1 = 3 s (the model); own 3 s
-    assert (known.runs, known.held, known.modelled) == (3, 1, 1)
+    assert (known.runs, known.held, known.how) == (3, 1, {"last": 1, "model": 1})
     assert known.runs_s == pytest.approx(8.0) and known.seconds == pytest.approx(11.0) and known.flops == 4e9
     assert not unknown.known
     fresh = pipeline.estimate([_task("zhou/02_x.ipynb", tmp_path)], True, cal, fresh=True)[0]
@@ -131,7 +136,19 @@ def test_the_plan_counts_stored_runs_and_predicts_the_rest(tmp_path, monkeypatch
     text = pipeline.render_plan([known, unknown], 2, cal)
     assert "zhou/02_x.ipynb" in text and "11.0 s" in text and "no cost record" in text
     assert "predicted: 11.0 s of work for 1 notebook(s); 1 unknown; on 2 workers about 5.5 s" in text
-    # progress: a run counts when its file appears in the store, a notebook when it finishes
+    # progress: a run counts when its file is written in the store, a notebook when it finishes;
+    # a file from before the start (an old run that --fresh will replace) does not count
+    old = st.save(sweep_toy.toy, {"x": 2.0, "seed": 0}, {"y": 4.0}, 5.0, {})
+    fresh_est = pipeline.estimate([_task("zhou/02_x.ipynb", tmp_path)], True, cal, fresh=True)[0]
+    for x in (1.0, 2.0):  # both written before this reproduction started
+        p = st.path(sweep_toy.toy, {"x": x, "seed": 0})
+        os.utime(p, (p.stat().st_mtime - 60, p.stat().st_mtime - 60))
+    past = st.path(sweep_toy.toy, {"x": 2.0, "seed": 0})
+    prog = pipeline.Progress([fresh_est], stream=open(os.devnull, "w"))
+    assert prog.done_seconds() == 0
+    prog.close()
+    past.unlink()
+    assert old.key == past.stem
     prog = pipeline.Progress([known, unknown], stream=open(os.devnull, "w"))
     assert prog.total == pytest.approx(11.0) and prog.done_seconds() == 0
     st.save(sweep_toy.toy, {"x": 2.0, "seed": 0}, {"y": 4.0}, 5.0, {})

@@ -150,8 +150,10 @@ def test_the_part_page_the_register_and_the_landing_table(project: Path, tmp_pat
 def test_the_store_counts_the_runs_a_notebook_used(tmp_path: Path, monkeypatch):
     from fldp import store
 
-    monkeypatch.setattr(store, "_USAGE", {"ran": 0, "reused": 0, "seconds": 0.0, "first": None, "last": None})
+    monkeypatch.setattr(store, "_USAGE", {"ran": 0, "reused": 0, "seconds": 0.0, "first": None, "last": None,
+                                          "waited": 0.0})
     monkeypatch.setattr(store, "_COUNTED", set())
+    monkeypatch.setattr(store, "_RUNS", [])
     runs, again = store.RunStore(tmp_path / "runs"), store.RunStore(tmp_path / "runs2")
     assert runs.run(report.duration, {"seconds": 75.0}) == "1 min 15 s"  # computed
     assert again.run(report.duration, {"seconds": 75.0}) == "1 min 15 s"  # the same run computed in another store: once
@@ -159,9 +161,11 @@ def test_the_store_counts_the_runs_a_notebook_used(tmp_path: Path, monkeypatch):
     assert again.run(report.duration, {"seconds": 60.0}) == "1 min 00 s"  # read back: the same run, once
     used = store.usage()
     assert (used["ran"], used["reused"]) == (2, 0) and used["first"] is not None
+    assert used["waited"] >= 0 and [r["ran"] for r in store.manifest()] == [True, True]
     rec = results.Recorder("toy", "01", quick=True)
     rec.root = tmp_path
     assert json.loads(rec.save().read_text())["runs"]["ran"] == 2
+    assert len(json.loads(rec.costs_path.read_text())["runs"]) == 2  # the cost record lists the same runs
 
 
 def test_stage_needs_the_book_sources(tmp_path: Path):

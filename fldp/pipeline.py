@@ -40,7 +40,7 @@ __all__ = [
     "CellError", "Task", "NotebookResult", "Report", "parse_value", "APPS", "EXERCISES",
     "is_chapter", "discover", "parameter_cell", "check_kernel", "plan", "run_task", "keep_executed",
     "ipc_kernel_manager", "dependencies", "run_tasks", "Estimate", "costs_path", "estimate", "render_plan",
-    "Progress", "shared_cluster", "reproduce", "render_markdown", "render_html", "write_report"
+    "Progress", "pool_size", "shared_cluster", "reproduce", "render_markdown", "render_html", "write_report"
 ]
 
 KERNEL_NAME = "fldp"
@@ -638,6 +638,19 @@ def _mtime(path: str) -> float:
         return float("-inf")
 
 
+def pool_size(jobs: int) -> int:
+    """How many workers the reproduction's one shared Dask cluster gets (0: none, runs stay in the
+    kernels): ``jobs`` when ``--jobs N`` > 1 and no other backend was asked for; with ``--backend
+    dask`` always (``--workers``, else ``jobs``, at least 2), so that the notebooks' sweeps share one
+    cluster instead of each starting its own."""
+    from fldp import sweep
+
+    backend = os.environ.get(sweep.BACKEND_ENV, "")
+    if backend == "dask":
+        return int(os.environ.get(sweep.WORKERS_ENV) or 0) or max(jobs, 2)
+    return jobs if jobs > 1 and backend == "" else 0
+
+
 @contextlib.contextmanager
 def shared_cluster(jobs: int):
     """One Dask cluster of ``jobs`` single-threaded workers for every notebook of a reproduction:
@@ -673,11 +686,10 @@ def reproduce(opts: Options) -> Report | None:
     started, t0 = dt.datetime.now().astimezone(), time.perf_counter()
     print(f"fldp reproduce: {len(tasks)} notebook(s), {'quick' if quick else 'full'} mode, "
           f"kernel {opts.kernel_name!r}, {opts.jobs} job(s)", flush=True)
-    # --jobs N: the runs of every notebook go to one pool of N workers, unless --backend said otherwise
-    pooled = opts.jobs > 1 and os.environ.get(sweep.BACKEND_ENV, "dask") in ("", "dask")
+    workers = pool_size(opts.jobs)
     progress = Progress(estimates)
     try:
-        with (shared_cluster(opts.jobs) if pooled else contextlib.nullcontext({})) as env:
+        with (shared_cluster(workers) if workers else contextlib.nullcontext({})) as env:
             tasks = [dataclasses.replace(t, env={**t.env, **env}) for t in tasks]
             results = run_tasks(tasks, opts.jobs, on_done=progress.finish)
     finally:

@@ -178,3 +178,18 @@ def test_a_notebooks_cost_record_lists_its_runs_and_its_own_time(tmp_path, monke
     assert 0.05 < saved["kernel_cpu_s"] <= spent - run[0]["cpu_s"] + 0.01
     assert saved["kernel_s"] <= saved["wall_time_s"]
     assert not (tmp_path / "results" / "zhou" / "99_costs.json").read_text().count('"kernel_cpu_s"')
+
+
+@pytest.mark.parametrize("env, jobs, workers", [
+    ({}, 1, 0),                                        # one job: runs stay in the kernel
+    ({}, 2, 2),                                        # --jobs 2: one shared cluster of 2
+    ({"FLDP_BACKEND": "processes"}, 2, 0),             # another backend asked for: left alone
+    ({"FLDP_BACKEND": "dask"}, 1, 2),                  # --backend dask: one cluster for all notebooks
+    ({"FLDP_BACKEND": "dask", "FLDP_WORKERS": "3"}, 1, 3),
+])
+def test_the_reproduction_shares_one_pool(monkeypatch, env, jobs, workers):
+    for name in ("FLDP_BACKEND", "FLDP_WORKERS"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert pipeline.pool_size(jobs) == workers

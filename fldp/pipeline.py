@@ -678,6 +678,8 @@ def reproduce(opts: Options) -> Report | None:
     from fldp import cost, store, sweep
 
     quick, params, tasks = plan(opts)
+    if opts.recalibrate or cost.cached_calibration() is None:
+        print("fldp reproduce: measuring the cost model on this machine (once; about 15 s)", flush=True)
     cal = cost.calibrate(refresh=opts.recalibrate)
     estimates = estimate(tasks, quick, cal, fresh=store.fresh_default())
     print(render_plan(estimates, opts.jobs, cal), flush=True)

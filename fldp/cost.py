@@ -1,25 +1,29 @@
-"""What a reproduction costs: the engine's work counted in FLOPs, and a cost model calibrated on
-this machine that turns the work of the runs a notebook needs into a predicted time.
+"""What a reproduction costs: the engine's work counted as it trains, each run's CPU time, and a
+cost model calibrated on this machine, from which ``fldp reproduce`` predicts its time.
 
-**Counting.**  :func:`fldp.engine.local_train` and :func:`fldp.engine.evaluate` add the work they
-do to this process's :data:`COUNTER`: per model (``"MLP/203530"``: class and parameter count) the
-FLOPs (samples x :meth:`fldp.models.Model.flops_per_sample`, padding included, since it is
-computed), the local SGD steps and the evaluated samples.  :func:`fldp.sweep.run_all` and
-:meth:`fldp.store.RunStore.run` take the difference around each run (:func:`measure`) and the run
-store keeps it with the run, so a stored run says what it cost.
+**Counting.**  :func:`fldp.engine.local_train`, :func:`fldp.engine.round_step` and
+:func:`fldp.engine.evaluate` add the work they do to this process's :data:`COUNTER`: per model
+(``"MLP/203530"``: class and parameter count) the FLOPs (samples x
+:meth:`fldp.models.Model.flops_per_sample`, padding included, since it is computed), the local
+steps, the parameter elements the steps and rounds work through, and the evaluated samples.
+:func:`fldp.sweep.run_all` and :meth:`fldp.store.RunStore.run` take the difference around each run
+(:func:`measure`, with the run's CPU seconds) and the run store keeps both with the run.
 
-**The model.**  A run's time is predicted as ``sum over models of FLOPs / rate + steps x
-step_s + elements x elem_s`` plus ``run_s`` (data loading, set-up): ``rate`` (GFLOP/s) and ``step_s`` (the fixed cost
-of one batched step) are measured per model class by :func:`calibrate`, which times two-round
-runs of the engine (local training, aggregation, evaluation) at two shapes, one client of one
-sample and the papers' typical one, in CPU seconds (a few seconds in all); ``run_s`` by loading MNIST's federated split.
-The calibration is cached under ``build/cost/`` per host, torch version and fldp version.  It
-measures one thread, as every run computes under ``fldp reproduce`` (whatever ``--jobs``, so that
-the numbers do not depend on it).  ``benchmarks/cost_table.py`` sets the predictions beside the measured times.
+**The model.**  A run's time is ``sum over models of FLOPs / rate + steps x step_s + elements x
+elem_s``, plus ``run_s`` (the data split).  :func:`calibrate` measures the constants per model
+class by timing two-round engine runs (local training, aggregation, evaluation) in CPU seconds at
+three shapes: one client of one sample (``step_s``), many clients of one sample (``elem_s``), the
+papers' shape (``rate``, GFLOP/s); about 15 s, on one thread, as every run computes under
+``fldp reproduce``, cached under ``build/cost/`` per host, torch and fldp version.
 
-Why not a profiler (torch.profiler, fvcore's FLOP counter): they count by tracing the operators
-of a run as it runs; the plan needs the count before anything runs, from the shapes alone, and
-the engine's models are few and written out (:meth:`fldp.models.Model.layer_flops`).
+**The prediction** (:func:`run_seconds`): a run's own measured CPU time, moved to this machine by
+the model's ratio; the model alone only where no CPU time was kept, since the FLOP count misses
+what a run does outside the engine (an accountant calibrating its noise, a Hessian estimate).
+``benchmarks/cost_table.py`` sets the model beside the measured times.
+
+Why count rather than profile (torch.profiler, fvcore's FLOP counter): a profiler traces every
+operator and slows the run it measures; the count is a multiplication per step, from the shapes of
+the engine's few models (:meth:`fldp.models.Model.layer_flops`), cheap enough to be always on.
 """
 from __future__ import annotations
 
@@ -32,8 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Optional
 
-__all__ = ["Counter", "COUNTER", "Measured", "measure", "cpu_mark", "own_cpu_s", "Calibration", "calibrate", "cached_calibration", "run_seconds", "predict", "total_flops",
-           "CALIBRATION_SHAPES"]
+__all__ = ["Counter", "COUNTER", "Measured", "measure", "cpu_mark", "own_cpu_s", "Calibration", "calibrate",
+           "cached_calibration", "run_seconds", "predict", "total_flops", "CALIBRATION_SHAPES"]
 
 
 @dataclass

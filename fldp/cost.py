@@ -223,11 +223,9 @@ def calibrate(*, cache: Optional[Path] = None, refresh: bool = False) -> Calibra
 
     cache = Path(cache) if cache else PROJECT_ROOT / "build" / "cost" / "calibration.json"
     machine = _machine()
-    if not refresh and cache.is_file():
-        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
-            saved = json.loads(cache.read_text())
-            if saved["machine"] == machine:
-                return Calibration.from_dict(saved)
+    cached = None if refresh else cached_calibration(cache)
+    if cached is not None:
+        return cached
     import torch
 
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
@@ -289,13 +287,16 @@ def run_seconds(run: Mapping[str, Any], cal: Calibration,
     return float(run.get("seconds") or 0.0), "last"
 
 
-def cached_calibration() -> Optional[Calibration]:
-    """This machine's cached calibration (:func:`calibrate` wrote it), or None; measures nothing.
-    A notebook's cost record keeps it, so that its runs' times can be moved to another machine."""
+def cached_calibration(cache: Optional[Path] = None) -> Optional[Calibration]:
+    """This machine's calibration from ``cache`` (default ``build/cost/calibration.json``, where
+    :func:`calibrate` writes it), or None when absent, unreadable or measured on another machine,
+    torch or fldp version; measures nothing.  A notebook's cost record keeps it, so that its runs'
+    times can be moved to another machine."""
     from .results import PROJECT_ROOT
 
+    cache = Path(cache) if cache else PROJECT_ROOT / "build" / "cost" / "calibration.json"
     with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
-        saved = json.loads((PROJECT_ROOT / "build" / "cost" / "calibration.json").read_text())
+        saved = json.loads(cache.read_text())
         if saved["machine"] == _machine():
             return Calibration.from_dict(saved)
     return None

@@ -22,7 +22,7 @@ PORT  ?= 8866
 LAB_PORT ?= 8888
 BOOK_PORT ?= 8000
 
-.PHONY: env system reproduce plan report test book book-serve exercises lab explore clean help
+.PHONY: env system gitfilter reproduce plan report test book book-serve exercises lab explore clean help
 .DEFAULT_GOAL := help
 
 help:
@@ -41,27 +41,21 @@ help:
 	@echo "make lab                           JupyterLab on the notebooks, kernel 'fldp' (LAB_PORT=8888)"
 	@echo "make explore                       serve notebooks/explore.ipynb with Voila on 127.0.0.1:PORT (8866)"
 	@echo "make env                           create .venv, install fldp[dev], register kernel 'fldp'"
-	@echo "make system                        Debian's chromium and npm (browser tests, the book's JavaScript)"
+	@echo "make system                        Debian's chromium, npm and a font, where missing (browser tests, the book)"
 	@echo "make clean                         remove build/"
 
-env: $(STAMP) $(KERNEL) system
+env: $(STAMP) $(KERNEL) system gitfilter
 
-# System packages: Debian's Chromium (and a font) for the browser tests, and npm, which fetches the
-# book's JavaScript once (pinned, checked).  Installed with apt-get where we are root and one is
-# missing; otherwise a message says what is missing (the browser tests then skip, except under
-# CI=true, where they fail).
-SYSTEM_PKGS := chromium fonts-dejavu-core npm
+# The clone strips notebook outputs on `git add` / `git diff` (nbstripout; .gitattributes names notebooks/).
+gitfilter: $(STAMP)
+	@bash scripts/git_filter.sh "$(abspath $(BIN))/python"
+
+# System packages (scripts/system_packages.sh): Debian's Chromium for the browser tests, npm (which
+# fetches the book's JavaScript once; only when there is no npm at all) and a font, each installed
+# with its own apt-get call, only when missing and where we are root; otherwise a message says what
+# to install.  Under CI=true a missing browser is an error here, not 18 minutes later in pytest.
 system:
-	@if command -v chromium >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then :; \
-	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	  echo "installing Debian's $(SYSTEM_PKGS) (apt-get)"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-	    $(SYSTEM_PKGS) >/dev/null \
-	  || echo "WARNING: apt-get could not install $(SYSTEM_PKGS): the browser tests and make book may fail"; \
-	else \
-	  echo "NOTE: chromium or npm is missing and this is not a root shell with apt-get: install Debian's"; \
-	  echo "      'chromium' and 'npm' packages (sudo apt-get install chromium npm) for the browser tests and the book"; \
-	fi
+	@bash scripts/system_packages.sh
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || { echo "creating $(VENV)"; $(PYTHON) -m venv $(VENV); }
@@ -102,14 +96,15 @@ exercises: env
 	$(BIN)/fldp exercises $(SOLUTIONS_FLAG)
 
 # JupyterLab refuses to run as root unless told; containers and CI machines often are root.
+# scripts/jupyter/jupyter_server_config.py: a chapter run and saved leaves `git status` clean.
 ROOT_FLAG = $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 
 lab: env
-	$(BIN)/jupyter lab --notebook-dir=notebooks --ServerApp.ip=127.0.0.1 --ServerApp.port=$(LAB_PORT) $(ROOT_FLAG)
+	JUPYTER_CONFIG_PATH=$(CURDIR)/scripts/jupyter $(BIN)/jupyter lab --notebook-dir=notebooks --ServerApp.ip=127.0.0.1 --ServerApp.port=$(LAB_PORT) $(ROOT_FLAG)
 
 explore: env
 	@echo "fldp explorers: open http://127.0.0.1:$(PORT)/ in a browser (Ctrl-C stops the server)"
-	$(BIN)/voila notebooks/explore.ipynb --no-browser --Voila.ip=127.0.0.1 --port=$(PORT)
+	@bash scripts/explore.sh $(BIN)/python $(PORT)
 
 clean:
 	rm -rf build

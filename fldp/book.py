@@ -418,12 +418,25 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+class _Server(http.server.ThreadingHTTPServer):
+    """A browser that drops a connection (a reload, a cancelled prefetch) is not an error: the
+    standard server prints a ConnectionResetError traceback for each; any other error is one line."""
+
+    daemon_threads = True
+
+    def handle_error(self, request, client_address) -> None:
+        exc = sys.exc_info()[1]
+        if isinstance(exc, (ConnectionResetError, BrokenPipeError, ConnectionAbortedError, TimeoutError)):
+            return
+        print(f"fldp book: error serving {client_address[0]}: {type(exc).__name__}: {exc}", file=sys.stderr)
+
+
 def serve(directory: Path = OUTPUT_DIR, port: int = 8000, host: str = "127.0.0.1") -> None:
     """Serve the built book on ``http://host:port/`` until interrupted (loopback only)."""
     if not (Path(directory) / "index.html").is_file():
         raise BookError(f"{directory} holds no built book: run `make book` (or `fldp book`) first")
     handler = functools.partial(_Quiet, directory=str(directory))
-    with http.server.ThreadingHTTPServer((host, port), handler) as server:
+    with _Server((host, port), handler) as server:
         print(f"the book: http://{host}:{server.server_address[1]}/ (Ctrl-C stops the server)", flush=True)
         try:
             server.serve_forever()

@@ -273,3 +273,37 @@ def test_a_missing_figure_fails_the_build(project: Path, tmp_path: Path, capfd):
     (project / "figures" / "wei2020" / "sigma.png").write_bytes(png)
     out = book.build(project, tmp_path / "out", tmp_path / "stage", packages=())
     assert (out / "notebooks" / "wei2020" / "02_global_dp.html").is_file()
+
+
+def test_the_book_server_is_quiet_when_a_browser_drops_a_connection(tmp_path, capfd):
+    """A browser that resets a connection mid-transfer (a reload, a cancelled prefetch) printed a
+    ConnectionResetError traceback per request; now nothing, and any other error is one line."""
+    import functools
+    import socket
+    import struct
+    import threading
+    import time
+
+    (tmp_path / "index.html").write_text("<p>book</p>")
+    (tmp_path / "big.bin").write_bytes(b"x" * 20_000_000)
+    handler = functools.partial(book._Quiet, directory=str(tmp_path))
+    server = book._Server(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        for _ in range(3):  # ask for a large file, then reset the connection (RST) before reading it
+            s = socket.create_connection(server.server_address)
+            s.sendall(b"GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n")
+            s.recv(100)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            s.close()
+        time.sleep(1.0)
+        try:
+            raise ValueError("something real")
+        except ValueError:
+            server.handle_error(None, ("127.0.0.1", 5))
+    finally:
+        server.shutdown()
+        server.server_close()
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "ConnectionResetError" not in err and "BrokenPipe" not in err, err
+    assert err.strip() == "fldp book: error serving 127.0.0.1: ValueError: something real"

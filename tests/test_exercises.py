@@ -285,3 +285,75 @@ def test_student_version_runs_and_every_check_is_not_answered_yet(runs, paper):
     assert built.ok, built.problems
     assert built.statuses == {ex.id: E.NOT_ANSWERED for ex in E.all_exercises(paper)}
     print(f"student version of {paper}: {built.seconds:.1f} s")
+
+
+# ----------------------------------------------------------------------------- signatures and hints
+def _notebook_namespace(path: Path) -> dict:
+    """The names the notebook's import cell binds (th, nbafl, ...)."""
+    nb = nbformat.read(path, as_version=4)
+    cell = next(c for c in nb.cells if c.cell_type == "code" and "import" in c.source)
+    ns: dict = {}
+    exec(cell.source, ns)
+    return ns
+
+
+def test_signature_reads_as_the_call():
+    from fldp.papers.wei2020 import theory as th
+
+    assert E.signature(th.gaussian_c) == "gaussian_c(*, delta)"
+    assert E.signature(th.sigma_uplink) == "sigma_uplink(*, C, m, eps, L=1, c=None, delta=None)"
+
+    def mixed(a, b=2, *rest, key, flag=False, **more):
+        pass
+    assert E.signature(mixed) == "mixed(a, b=2, *rest, key, flag=False, **more)"
+
+
+@pytest.mark.parametrize("path", MASTERS, ids=lambda p: p.parent.name)
+def test_helps_lines_show_current_signatures(path):
+    """Every function a "Helps" line names is written with its signature, as it is today."""
+    nb = nbformat.read(path, as_version=4)
+    ns = _notebook_namespace(path)
+    helps = [c.source for c in nb.cells if c.cell_type == "markdown" and E.HELPS in c.source]
+    assert helps, "no Helps line"
+    for text in helps:
+        assert E.helps_with_signatures(text, ns) == text, "run E.helps_with_signatures over this notebook"
+    assert any("`th.gaussian_c(*, delta)`" in t for t in helps) or path.parent.name != "wei2020"
+
+
+def test_helps_with_signatures_rewrites_a_stale_line():
+    from fldp.papers.wei2020 import theory as th
+
+    text = "**Answer:** x. **Helps:** `th.gaussian_c`, `th.gaussian_c(delta)`, `th.gaussian_c`'s docstring, `th.nope`."
+    assert E.helps_with_signatures(text, {"th": th}) == (
+        "**Answer:** x. **Helps:** `th.gaussian_c(*, delta)`, `th.gaussian_c(*, delta)`, `th.gaussian_c`'s docstring, "
+        "`th.nope`.")
+
+
+def test_keyword_hint_names_the_keywords():
+    from fldp.papers.wei2020 import theory as th
+
+    with pytest.raises(TypeError) as err:
+        th.gaussian_c(0.01)
+    assert E.keyword_hint(err.value) == ("hint: gaussian_c takes its arguments by name only: gaussian_c(*, delta). "
+                                         "Call it as gaussian_c(delta=...).")
+    with pytest.raises(TypeError) as err:
+        th.uplink_sensitivity(C=20.0)
+    assert E.keyword_hint(err.value) == "hint: uplink_sensitivity needs 'm' by name: uplink_sensitivity(*, C, m)."
+    assert E.keyword_hint(TypeError("unsupported operand type(s) for +: 'int' and 'str'")) is None
+    assert E.keyword_hint(ValueError("gaussian_c() takes 0 positional arguments but 1 was given")) is None
+
+
+def test_ipython_shows_the_hint_under_the_traceback(capsys):
+    """In a kernel (IPython's shell), a student's positional call prints the traceback and the hint."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    try:
+        assert E.install_keyword_hints()
+        shell.run_cell("from fldp.papers.wei2020 import theory as th\nth.gaussian_c(0.01)")
+        out = capsys.readouterr()
+        text = out.out + out.err
+        assert "TypeError" in text
+        assert "hint: gaussian_c takes its arguments by name only: gaussian_c(*, delta)" in text
+    finally:
+        InteractiveShell.clear_instance()

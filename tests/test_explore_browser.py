@@ -5,7 +5,8 @@ the plot was redrawn.
 Pitfalls handled (measured on 2-core machines): Voila sometimes never marks the last cell done
 (about 1 page load in 70, 1 in 5 under load), so the page is loaded with ``wait_until="commit"``
 and retried with a fresh page; readiness is probed on a static file, not ``/`` (which starts a
-kernel); every non-loopback request is aborted (the page asks a CDN for a web font); Voila gets
+kernel); every non-loopback request is aborted and fails the test (Voila's own template asks a
+CDN for a web font; scripts/explore.sh serves it with a template that does not); Voila gets
 its own ``JUPYTER_RUNTIME_DIR`` / ``JUPYTER_DATA_DIR``; the server is always stopped.  Skips
 when Chromium or Playwright is missing, except under ``CI=true``, where that is a failure.
 """
@@ -70,8 +71,8 @@ def start_voila(app: Path, workdir: Path) -> tuple[subprocess.Popen, str, Path]:
     port, log = _free_port(), workdir / "voila.log"
     env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(workdir / "runtime"), "JUPYTER_DATA_DIR": str(workdir / "data"),
            "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1"}
-    voila = [sys.executable, "-m", "voila", str(app), "--no-browser", "--Voila.ip=127.0.0.1", f"--port={port}",
-             "--ServerApp.port_retries=0"]
+    assert app == APP, "scripts/explore.sh serves notebooks/explore.ipynb"
+    voila = ["bash", str(ROOT / "scripts" / "explore.sh"), sys.executable, str(port), "--ServerApp.port_retries=0"]
     proc = subprocess.Popen(voila, stdout=log.open("w"), stderr=subprocess.STDOUT, env=env, cwd=str(ROOT),
                             start_new_session=True)
     url, deadline = f"http://127.0.0.1:{port}", time.monotonic() + TIMEOUT_MS / 1000
@@ -140,7 +141,15 @@ def test_wei2020_eps_slider_updates_sigmas_and_plot(voila):
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
             context = browser.new_context(viewport={"width": 1400, "height": 1300})
-            context.route("**/*", lambda route: route.continue_() if _loopback(route.request.url) else route.abort())
+            external = []
+
+            def route(r):
+                if _loopback(r.request.url):
+                    r.continue_()
+                else:
+                    external.append(r.request.url)
+                    r.abort()
+            context.route("**/*", route)
             page = open_app(context, url, ".fldp-wei2020-table .fldp-value[data-key='sigma_U']")
             plot = page.locator("img.fldp-wei2020-plot")
             page.wait_for_function("() => { const i = document.querySelector('img.fldp-wei2020-plot');"
@@ -179,6 +188,12 @@ def test_wei2020_eps_slider_updates_sigmas_and_plot(voila):
             page.screenshot(path=str(BUILD / "explore_wei2020.png"), full_page=True)
         finally:
             browser.close()
+    # the page asks nothing outside the loopback address (no CDN font), and the server's log of the
+    # page loads holds no traceback and none of the warnings scripts/explore.sh exists to prevent
+    assert external == [], external
+    text = log.read_text()
+    for noise in ("Traceback", "is not trusted", "without encryption", "ERROR", "cannot be longer"):
+        assert noise not in text, f"voila printed {noise!r}:\n{text[-3000:]}"
     seconds = time.perf_counter() - t0
     (BUILD / "explore_browser_timing.json").write_text(json.dumps(
         {"slider_to_redraw_ms": latency_ms, "browser_session_s": seconds}, indent=1))

@@ -142,3 +142,26 @@ def test_a_bug_in_compute_is_shown_and_kept_not_raised():
     assert e.error == "ZeroDivisionError: boom" and "internal error" in e.message.value
     with pytest.raises(KeyError, match="no control"):
         e.set(y=1)
+
+
+def test_a_zero_eps_bought_says_what_it_means():
+    """Under very large noise the classic sigma_U meets delta already at eps = 0: the readout is 0,
+    and its note says that this is (0, delta)-DP, not a bug; at Sec. VI's eps there is no such note."""
+    def row(state, key):
+        return next(r for r in state["rows"] if r.key == key)
+
+    # eps = 0.01: sigma_U = c (2C/m) / eps, so Ds/sigma = eps / c = 0.0032 and delta(0) ~ 0.0013 < 0.01
+    s = nb.compute(eps=0.01, delta=0.01, N=50, K=50, T=25, L=1, C=20.0, m=1200)
+    assert row(s, "eps_bought").value == 0.0
+    assert "not a bug" in row(s, "eps_bought").note and "(0, delta)-DP" in row(s, "eps_bought").note
+    s = nb.compute(eps=60.0, delta=0.01, N=50, K=50, T=25, L=1, C=20.0, m=1200)
+    assert row(s, "eps_bought").value > 0 and "not a bug" not in row(s, "eps_bought").note
+
+
+def test_controls_leave_the_slider_room():
+    """A control is the label (170 px) plus a track of ~200 px plus the readout (the 80 px track made
+    one drag jump eps from 60 to 0.14)."""
+    ex = wei2020_explorer()
+    eps = ex.controls["eps"]
+    assert eps.layout.width == f"{_base.CONTROL_WIDTH}px" and _base.CONTROL_WIDTH >= 450
+    assert eps.style.description_width == "170px"

@@ -38,8 +38,13 @@ from matplotlib.figure import Figure
 # recomputes on each slider move that is noise (the eps it returns already excludes them).
 logging.getLogger("absl").setLevel(logging.ERROR)
 
-STYLE = {"description_width": "initial"}
-LAYOUT = W.Layout(width="300px")
+# A control is a fixed-width label, the slider's track and its readout: at 470 px the track is about
+# 200 px long (at 300 px with the label's natural width it was ~80 px, and one drag jumped eps from
+# 60 to 0.14).  The grid gives each control a column of that width, at most ``columns`` to a row, fewer
+# where the page is narrower (the book).
+STYLE = {"description_width": "170px"}
+CONTROL_WIDTH = 470
+LAYOUT = W.Layout(width=f"{CONTROL_WIDTH}px")
 
 
 @dataclass(frozen=True)
@@ -152,7 +157,8 @@ class Explorer:
         self.message.add_class(f"fldp-{name}-message")
         self.image.add_class(f"fldp-{name}-plot")
         grid = W.GridBox(list(self.controls.values()),
-                         layout=W.Layout(grid_template_columns=f"repeat({columns}, 310px)"))
+                         layout=W.Layout(grid_template_columns=f"repeat(auto-fill, {CONTROL_WIDTH + 10}px)",
+                                         max_width=f"{columns * (CONTROL_WIDTH + 10)}px"))
         head = W.HTML(f"<h3 style='margin:4px 0'>{html.escape(title)}</h3>"
                       + (f"<div style='max-width:900px'>{intro}</div>" if intro else ""))
         self.widget = W.VBox([head, grid, self.message, W.HBox([self.table]), self.image])

@@ -37,6 +37,10 @@ def constants() -> dict:
         return dict(CONSTANTS)
 
 
+_ZERO_EPS = ("; 0 is not a bug: the noise is so large that delta is met already at eps = 0, "
+             "i.e. (0, delta)-DP, stronger than asked")
+
+
 def compute(*, eps: float, delta: float, N: int, K: int, T: int, L: int, C: float, m: int,
             const: Optional[dict] = None) -> dict:
     """Everything the explorer shows, as plain numbers (ValueError outside the ranges)."""
@@ -67,7 +71,9 @@ def compute(*, eps: float, delta: float, N: int, K: int, T: int, L: int, C: floa
         B.Row("L sqrt(N)", "threshold", L * math.sqrt(N), "server adds noise only when T exceeds it"),
         B.Row("T > L sqrt(N)?", "server_noise", T > L * math.sqrt(N)),
         B.Row("exact delta of classic sigma_U", "true_delta", true_delta, f"target {delta:.2g} (Balle & Wang 2018)"),
-        B.Row("eps it really gives per client", "eps_bought", eps_bought, f"over L={L} exposures, at delta={delta:.2g}"),
+        B.Row("eps it really gives per client", "eps_bought", eps_bought,
+              f"over L={L} exposures, at delta={delta:.2g}" + _ZERO_EPS if eps_bought == 0 else
+              f"over L={L} exposures, at delta={delta:.2g}"),
         B.Row("sigma_U that really gives (eps, delta)", "sigma_U_exact", M.analytic_gaussian_sigma(eps=eps, delta=delta, sensitivity=exposure),
               "analytic Gaussian mechanism (Balle & Wang 2018)"),
         B.Row("whole-run eps (accountant, T uploads)", "eps_run", cal.eps_run, f"PLD at delta={delta:.2g}"),

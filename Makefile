@@ -22,7 +22,7 @@ PORT  ?= 8866
 LAB_PORT ?= 8888
 BOOK_PORT ?= 8000
 
-.PHONY: env system gitfilter reproduce plan report test book book-serve exercises lab explore clean help
+.PHONY: env system gitfilter reproduce plan report test test-fast book book-serve exercises lab explore clean help
 .DEFAULT_GOAL := help
 
 help:
@@ -34,6 +34,7 @@ help:
 	@echo "                                   the run store holds, the predicted time (it prints this first too)"
 	@echo "make report                        render REPORT.md, the claims register, from results/"
 	@echo "make test                          run the whole test suite (notebooks in quick mode)"
+	@echo "make test-fast                     the inner loop: no notebooks, browser or slow tests (2 workers)"
 	@echo "make book                          the static book from the committed results -> build/book/"
 	@echo "make book-serve                    build it, then serve it on 127.0.0.1:BOOK_PORT (8000)"
 	@echo "make exercises [SOLUTIONS=1]       student exercises notebooks -> build/exercises/student/"
@@ -82,6 +83,11 @@ report: env
 
 test: env
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The inner loop while coding: no notebooks, no browser, none of the slow tests (Sphinx builds,
+# papermill runs, the cost calibration, the reproduction's worker pool); `make test` runs them all.
+test-fast: env
+	$(BIN)/python -m pytest -m "not notebooks and not browser and not slow" -n 2 $(PYTEST_ARGS)
 
 # The static book (Sphinx + MyST-NB) of the committed full-mode results: trains and executes nothing.
 book: env

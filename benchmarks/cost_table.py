@@ -7,7 +7,7 @@ Reads the cost records that a full-mode ``fldp reproduce`` writes (``results/cos
 computed and the engine's work in FLOPs, and the notebook's own time outside its runs) and prints
 per notebook: runs, FLOPs, measured seconds (the runs' CPU time, one thread each, or their wall
 time where it was not kept, plus the notebook's own time), achieved GFLOP/s and % of the one-thread float32 roofline, and the cost
-model's prediction (``fldp.cost``, calibrated on this machine) beside the measured time of the
+model's prediction (``fldp.repro.cost``, calibrated on this machine) beside the measured time of the
 same runs.  Runs that train nothing (accountants, Monte Carlo) or were stored before work was
 counted have no FLOPs and are predicted by their own last time, so they are left out of the
 predicted-vs-measured column.  ``--write`` also puts the table into ``book/guide/performance.md``
@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import re
 import sys
 import time
@@ -30,8 +29,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).parent))
 import engine_bench as eb  # noqa: E402
 
-from fldp import cost  # noqa: E402
-from fldp.report import duration  # noqa: E402
+from fldp import counting  # noqa: E402
+from fldp.repro import cost  # noqa: E402
+from fldp.repro.report import duration  # noqa: E402
 
 BEGIN, END = "<!-- cost table: benchmarks/cost_table.py --write -->", "<!-- end of cost table -->"
 
@@ -48,7 +48,7 @@ def rows(costs_dir: Path, cal: cost.Calibration, roof1: float) -> tuple[list[dic
         rec = json.loads(path.read_text(encoding="utf-8"))
         runs = rec.get("runs", [])
         counted = [r for r in runs if r.get("work")]
-        flops = sum(cost.total_flops(r["work"]) for r in counted)
+        flops = sum(counting.total_flops(r["work"]) for r in counted)
         run_s = sum(_spent(r) for r in runs)
         counted_s = sum(_spent(r) for r in counted)
         pred = sum(cal.seconds(r["work"]) for r in counted)

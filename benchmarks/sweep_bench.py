@@ -7,7 +7,7 @@ subsample 3,000, N = 10, T in {2, 4, 8}, K in {2, 5, 10}, eps 50-100 and non-pri
 store, so each run executes once; then the sweep is repeated on the filled store (what a notebook
 re-execution costs).  Baselines: in-process with 1 thread (one core) and with torch's default
 threads (both cores).  On a 2-core machine the ideal parallel time is half the 1-thread time.
-Batching several runs into one engine call is not a backend of fldp.sweep; ``--batched`` times
+Batching several runs into one engine call is not a backend of fldp.repro.sweep; ``--batched`` times
 what it would gain in NbAFL's own regime (full MNIST, N = 50, the MLP): engine_bench.py's
 sweep-batching study (4 runs of one round as 4 separate rounds, or as one local_train over 4x
 the client rows).  Run it on a quiet machine: it prints the load average.
@@ -21,8 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from fldp import store as S
-from fldp import sweep
+from fldp.repro import store as S
+from fldp.repro import sweep
 from fldp.papers.wei2020 import simulations as sim
 
 READING = sim.Reading()  # 05's reading: C = 20, L = 1, lr = 0.05

@@ -1,8 +1,8 @@
-"""Time every explorer's redraw (``fldp.widgets``): one update = compute + table + figure.
+"""Time every explorer's redraw (``fldp.teach.widgets``): one update = compute + table + figure.
 
     .venv/bin/python benchmarks/widget_bench.py [--repeats 5] [--only TITLE] [--out build/bench/widget_bench.json]
 
-Each explorer of :func:`fldp.widgets.all_explorers` (the tabs of ``notebooks/explore.ipynb``) is
+Each explorer of :func:`fldp.teach.widgets.all_explorers` (the tabs of ``notebooks/explore.ipynb``) is
 moved to a few settings: its defaults, every slider at its minimum, every slider at its maximum
 (dropdowns as they are), and settings named below (the adaptive-noise explorer's costliest and
 cheapest corners; every experiment of the results browser).  For each setting the first update
@@ -30,7 +30,7 @@ import ipywidgets as W
 import matplotlib
 
 from engine_bench import load  # the machine's load line, shared by the bench scripts
-from fldp import widgets
+from fldp.teach import widgets
 
 #: settings beyond defaults / all-min / all-max, by tab title
 NAMED = {

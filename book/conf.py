@@ -1,4 +1,4 @@
-"""Sphinx configuration of the fldp book (``make book``; staged and built by :mod:`fldp.book`).
+"""Sphinx configuration of the fldp book (``make book``; staged and built by :mod:`fldp.repro.book`).
 
 Sphinx + MyST-NB + sphinx-book-theme, Jupyter Book 1's stack: the chapters are the executed
 full-mode notebooks, rendered as committed (never executed here); every script a page loads is
@@ -59,7 +59,7 @@ def _object(dotted):
 
 def _reexported(app, env, node, contnode):
     """Resolve a reference to a re-exported name (``fldp.data.cached_federated``,
-    ``fldp.widgets.wei2020_explorer``) to where the object is described (its defining module)."""
+    ``fldp.teach.widgets.wei2020_explorer``) to where the object is described (its defining module)."""
     if node.get("refdomain") != "py" or not node.get("reftarget", "").strip("~."):
         return None
     target = node["reftarget"].lstrip("~")

@@ -1,10 +1,18 @@
 """fldp: a reproducible companion to papers on differential privacy in federated learning.
 
-The notebooks under ``notebooks/`` are the paper companions; this package holds the code
-they share.  ``fldp reproduce`` (or ``make reproduce``) re-runs every notebook headlessly.
-Nothing heavy is imported here, so ``import fldp`` stays cheap.
+The notebooks under ``notebooks/`` are the paper companions; this package holds the code they
+share, in three wings: the science (``fldp.*``: mechanisms, accounting, models, data, the engine,
+audit and attacks, verdicts, ``fldp.papers``), the reproduction toolkit (``fldp.repro``: paths,
+results, run store, sweeps, cost, pipeline, report, book, command line) and the teaching code
+(``fldp.teach``: widgets, exercises).  The science never imports the other two (the papers'
+experiment layer may use the run store and sweeps).  Nothing heavy is imported here.
 """
 
-__all__ = ["__version__"]
+from pathlib import Path
+
+__all__ = ["__version__", "PROJECT_ROOT"]
 
 __version__ = "0.2.0"
+
+#: The checkout this package runs from (its ``data/``, ``results/``, ``notebooks/``, ``build/``).
+PROJECT_ROOT = Path(__file__).resolve().parent.parent

@@ -1,4 +1,4 @@
 """``python -m fldp`` is the same as the ``fldp`` command."""
-from fldp.cli import main
+from fldp.repro.cli import main
 
 raise SystemExit(main())

@@ -1,49 +1,17 @@
-"""Privacy accounting as data: each release is a ``dp_accounting`` ``DpEvent``.
-
-**What is accounted.**  A federated run appends one :class:`PrivacyRecord` per round to
-``History.privacy``: which clients' uploads were released and by which mechanism
-(``uplink``), and the mechanism of the server's broadcast (``downlink``).  Client ``k``'s
-guarantee is the composition of its own uploads and of every broadcast
-(:func:`client_event`); the run's guarantee is the worst client's (:func:`spent`).  The
-adversary sees every upload and every broadcast (an honest-but-curious server).  A noise
-multiplier is the noise scale divided by the release's sensitivity to one unit of privacy:
-one client's whole data for client-level DP, one sample for record-level DP.
-
-**Two accountants** (``accountant="pld"`` or ``"rdp"``), both from Google's ``dp_accounting``:
-
-* ``"pld"``: privacy loss distributions (Koskela et al. 2020; Doroshenko et al. 2022),
-  ``dp_accounting.pld.PLDAccountant``.  Numerically tight: the only slack is a pessimistic
-  discretisation of the loss (grid 1e-4).  Compositions of Gaussians are a Gaussian
-  (Dong, Roth & Su 2019), so a purely Gaussian event is read off the exact profile of
-  Balle & Wang 2018, Thm 8 (:func:`fldp.mechanisms.gaussian_eps`), which is the limit of
-  the PLD without its grid, and far faster for small noise multipliers.
-* ``"rdp"``: Renyi DP (Mironov 2017; Mironov, Talwar & Zhang 2019),
-  ``dp_accounting.rdp.RdpAccountant``.  RDP composes exactly, but the conversion to
-  (eps, delta) (Canonne, Kamath & Steinke 2020, Prop. 12) is a bound optimised over a
-  finite grid of orders, so RDP's eps is always larger, typically by 5-15%.
-
-**Neighbouring relations.**  Both accountants default to *add/remove one unit*
-(``relation="add_remove"``).  ``dp_accounting`` accounts sampling without replacement only
-under *replace one unit* (``relation="replace_one"``: Wang, Balle & Kasiviswanathan 2019),
-where a sum of updates clipped to C has sensitivity 2C, not C, and the noise multiplier is
-relative to 2C.  We account replace-one by RDP only: dp_accounting's PLD reads multipliers
-against the add/remove sensitivity even under replace-one (``GaussianDpEvent(1)`` gives
-eps 9.997, not 4.377, at delta 1e-5), its RDP against the replace-one one.
-
-**Events dp_accounting 0.6.0 lacks**, and the closest sound bound used instead:
-
-* sampling without replacement under PLD: we fall back to **RDP under replace-one** (a
-  proven, looser bound of the same event).  We do not substitute Poisson sampling with
-  ``q = m/n``: another sampling scheme under another relation, not a proven bound for it.
-* Poisson sampling of anything but a Gaussian (RDP) or a Gaussian/Laplace (PLD):
-  :func:`without_sampling` gives a **sound bound without amplification** (subsampling
-  never weakens a guarantee under a fixed relation: joint convexity of the hockey-stick
-  divergence).  An unsupported event raises a ``ValueError`` naming who supports it.
-
-Realised vs planned: :func:`spent` accounts who actually uploaded when (sound because
-client selection does not depend on the data, but without amplification by client
-sampling); :func:`planned_epsilon` gives the a-priori guarantee with Poisson client
-sampling.  Calibration inverts an accountant (:func:`calibrate_noise_multiplier`).
+"""Privacy accounting as data: each release is a ``dp_accounting`` ``DpEvent``, and a federated
+run appends one :class:`PrivacyRecord` per round to ``History.privacy`` (which clients' uploads
+were released and by which mechanism, ``uplink``, and the mechanism of the server's broadcast,
+``downlink``).  Client ``k``'s guarantee composes its own uploads and every broadcast
+(:func:`client_event`), against an honest-but-curious server that sees all of them; the run's
+is the worst client's, realised (:func:`spent`) or planned with Poisson client sampling
+(:func:`planned_epsilon`), and :func:`calibrate_noise_multiplier` inverts an accountant.  A noise
+multiplier is the noise scale over the release's sensitivity to one unit of privacy (one
+client's whole data for client-level DP, one sample for record-level DP).  Two accountants
+from Google's ``dp_accounting``: ``"pld"``, privacy loss distributions (Koskela et al. 2020),
+numerically tight, and ``"rdp"``, Renyi DP (Mironov 2017), whose eps is larger by its
+conversion; under add/remove (the default) or replace-one.  PLD is used under add/remove only,
+and an event ``dp_accounting`` lacks gets the closest sound bound: :func:`epsilon` and
+:func:`without_sampling` say how.
 """
 from __future__ import annotations
 
@@ -181,7 +149,9 @@ def without_sampling(event: DpEvent) -> DpEvent:
     Subsampling never weakens a guarantee under a fixed neighbouring relation (couple the
     two samples so that they differ in at most one unit; then joint convexity of the
     hockey-stick divergence, e.g. Balle, Barthe & Gaboardi 2018, Thm 2).  Use it where
-    ``dp_accounting`` lacks the sampled event (see the module docstring).
+    ``dp_accounting`` (0.6.0) lacks the sampled event: Poisson sampling of anything but a
+    Gaussian (RDP) or a Gaussian or Laplace (PLD).  An unsupported event otherwise raises a
+    ``ValueError`` naming who supports it.
     """
     _check_event("event", event)
     sampled = (PoissonSampledDpEvent, SampledWithoutReplacementDpEvent,
@@ -436,6 +406,27 @@ def epsilon(event: Optional[DpEvent], *, delta: float, accountant: str = "pld",
     ``math.inf`` if ``event`` is None or contains a ``NonPrivateDpEvent``; 0 if nothing
     was released.  ``relation``: ``"add_remove"`` (default) or ``"replace_one"``.
     Raises ValueError, naming the accountant that can, if this one cannot account it.
+
+    The accountants.  ``"pld"``: privacy loss distributions (Koskela et al. 2020; Doroshenko
+    et al. 2022), ``dp_accounting.pld.PLDAccountant``; numerically tight, the only slack a
+    pessimistic discretisation of the loss (grid 1e-4).  Compositions of Gaussians are a
+    Gaussian (Dong, Roth & Su 2019), so a purely Gaussian event is read off the exact profile
+    of Balle & Wang 2018, Thm 8, the limit of the PLD without its grid (and far faster for
+    small noise multipliers).  ``"rdp"``: Renyi DP (Mironov 2017; Mironov, Talwar & Zhang
+    2019), ``dp_accounting.rdp.RdpAccountant``: it composes exactly, but its conversion to
+    (eps, delta) (Canonne, Kamath & Steinke 2020, Prop. 12) is a bound optimised over a finite
+    grid of orders, so RDP's eps is always larger, typically by 5-15 %.
+
+    The relations.  Both accountants default to *add/remove one unit*.  ``dp_accounting``
+    accounts sampling without replacement only under *replace one unit* (Wang, Balle &
+    Kasiviswanathan 2019), where a sum of updates clipped to C has sensitivity 2C, not C, and
+    the noise multiplier is relative to 2C.  Replace-one is accounted by RDP only:
+    ``dp_accounting``'s PLD reads multipliers against the add/remove sensitivity even under
+    replace-one (``GaussianDpEvent(1)`` gives eps 9.997, not 4.377, at delta 1e-5), its RDP
+    against the replace-one one.  Sampling without replacement asked of PLD therefore raises
+    (use ``accountant="rdp", relation="replace_one"``, a proven, looser bound of the same
+    event); we do not substitute Poisson sampling with ``q = m/n``, another sampling scheme
+    under another relation and not a proven bound for it.
     """
     delta = validate.open_unit("delta", delta)
     simple = _checked(event, accountant, relation)
@@ -539,7 +530,7 @@ def compare(records, *, delta: float, relation: str = "add_remove") -> Dict[str,
 
     ``records`` is a run (as in :func:`spent`) or one ``DpEvent``.  An accountant that cannot
     account the events maps to the reason (a string) instead of a number.  PLD is tighter;
-    RDP's gap is its lossy conversion to (eps, delta) (see the module docstring).
+    RDP's gap is its lossy conversion to (eps, delta) (:func:`epsilon`).
     """
     delta = validate.open_unit("delta", delta)
     out: Dict[str, Union[float, str]] = {}

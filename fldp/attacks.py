@@ -1,41 +1,17 @@
-"""Privacy attacks every chapter can run against a model or an upload.
-
-* **Membership inference with shadow models** (Shokri et al. 2017, "Membership inference
-  attacks against machine learning models", Sec. IV-V): :func:`shadow_split`,
-  :func:`train_shadows`, :func:`attack_features`, :func:`fit_attack`, and the whole attack
-  in one call, :func:`membership_attack`.  The adaptive-noise paper runs it with 10 shadow
-  models on 3,000 auxiliary samples and reports accuracy and F1 on a balanced set of members
-  and non-members.
-* **Label-composition inference from an update** (Wang et al. 2019, "Eavesdrop the
-  composition proportion of training labels in federated learning", Sec. III):
-  :func:`class_gradients`, :func:`layer_slice`, :func:`infer_label_composition`,
-  :func:`label_composition`, :func:`l1_distance`.
-* **Signal-to-noise ratio of an upload** (adaptive-noise paper, Sec. 6.2): :func:`snr`.
-
-Everything is batched: all shadow models train as the clients of **one** engine round
-(:func:`fldp.engine.round_step`), the per-class attack models are one set of class-indexed
-weight tensors trained together, and the per-class gradients are one engine gradient with
-each class as a client row.  All randomness comes from generators seeded by ``seed``.
-
-Maintained libraries, compared (adversarial-robustness-toolbox 1.20, privacy-meter 1.0.1):
-
-* **ART** (``art.attacks.inference.membership_inference``) installs cleanly (pure Python;
-  numpy, scipy, scikit-learn, no torch pin).  Its ``ShadowModels`` fits each shadow model by
-  its own ``estimator.fit``, one after another; our shadows must be clients of one batched
-  engine round that goes through the defence's uplink hook (the attacker mimics the
-  published mechanism), so that part does not fit.  Its ``MembershipInferenceBlackBox`` is a
-  single attack model with the label as a second input (no per-class models, Shokri's
-  default) trained by mini-batches through a DataLoader.  It does accept precomputed
-  prediction vectors, so ``tests/test_attacks.py`` uses it, when installed (``dev`` extra),
-  as an independent reference: fed the same shadow-model outputs, its random-forest attack
-  model's accuracy on the toy target agrees with ours (0.905 and 0.88); its default neural
-  attack model (label in a separate branch, probabilities as input) reaches only about 0.70
-  there.
-* **privacy-meter** (the PyPI release, 1.0.1) imports tensorflow at module level
-  (``privacy_meter/model.py``) and needs pandas, seaborn, jinja2 and scikit-learn without
-  declaring them; its ``ShadowMetric`` thresholds a scalar loss signal with a logistic
-  regression rather than classifying prediction vectors per class, and it trains no shadow
-  models itself.  Not used.
+"""Privacy attacks every chapter can run against a model or an upload: membership inference
+with shadow models (Shokri et al. 2017, "Membership inference attacks against machine learning
+models", Sec. IV-V: :func:`shadow_split`, :func:`train_shadows`, :func:`attack_features`,
+:func:`fit_attack`, and the whole attack in one call, :func:`membership_attack`), label-composition
+inference from an update (Wang et al. 2019, "Eavesdrop the composition proportion of training
+labels in federated learning", Sec. III: :func:`class_gradients`, :func:`layer_slice`,
+:func:`infer_label_composition`, :func:`label_composition`, :func:`l1_distance`), the
+signal-to-noise ratio of an upload (adaptive-noise paper, Sec. 6.2: :func:`snr`) and the eps an
+attack's (TPR, FPR) rules out (:func:`empirical_eps`).  Everything is batched (all shadow models
+train as the clients of **one** engine round, the per-class attack models and the per-class
+gradients are one tensor computation each) and all randomness comes from generators seeded by
+``seed``.  The shadows must go through the defence's own uplink hook inside that engine round,
+which is why the maintained libraries (ART, privacy-meter) are not used; ART serves the tests as
+an independent reference.
 """
 from __future__ import annotations
 
@@ -47,9 +23,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from . import engine, seeding, validate
-from .data import FederatedData
-from .models import Model
+from fldp import engine, seeding, validate
+from fldp.data import FederatedData
+from fldp.models import Model
 
 __all__ = [
     "LOG_FLOOR", "binary_metrics", "shadow_split", "train_shadows", "attack_features",
@@ -452,7 +428,9 @@ def membership_attack(model: Model, target: torch.Tensor, *, members, nonmembers
 
     Steps 1-3 are :func:`train_attack`, step 4 :func:`evaluate_attack` (call them apart to
     attack several targets with one set of shadows).  Returns a :class:`MembershipResult`
-    (threshold 0.5).  Example::
+    (threshold 0.5).  The adaptive-noise paper runs it with 10 shadow models on 3,000 auxiliary
+    samples and reports accuracy and F1 on a balanced set of members and non-members.
+    Example::
 
         res = attacks.membership_attack(model, w_target, members=(x_in, y_in),
                                         nonmembers=(x_out, y_out), aux=(x_aux, y_aux),

@@ -1,40 +1,17 @@
-"""Empirical privacy audit: a certified *lower* bound on eps from a distinguishing experiment.
-
-In the style of Jagielski, Ullman & Oprea 2020 ("Auditing differentially private machine
-learning: how private is private SGD?") and Nasr et al. 2021 / 2023 ("Adversary instantiation";
-"Tight auditing of differentially private machine learning"): run the mechanism ``trials`` times
-on a dataset D and ``trials`` times on its neighbour D' (D with a canary), score every output
-with a distinguisher, choose a threshold (and, for vector outputs, the direction to project on)
-on one half of the trials, and count true and false positives on the other half.  Clopper-Pearson
-intervals (each side at ``alpha/2``) give TPR >= TPR_lo and FPR <= FPR_hi with confidence
-``1 - alpha``; an (eps, delta)-DP mechanism has TPR <= e^eps FPR + delta and
-1 - FPR <= e^eps (1 - TPR) + delta (Kairouz et al. 2015), so
-
-    eps >= max(log((TPR_lo - delta) / FPR_hi), log((1 - FPR_hi - delta) / (1 - TPR_lo)))
-
-holds with that confidence.  The Gaussian-DP reading (Dong, Roth & Su 2022) of the same point,
-mu >= Phi^-1(1 - FPR_hi) - Phi^-1(1 - TPR_lo), is converted to eps at delta through the mu-GDP
-profile (:func:`fldp.mechanisms.gaussian_eps` with sigma = 1/mu); it is the tighter reading when
-the mechanism is Gaussian.  An audit resolves only so much: with n evaluation trials per side
-even perfect separation certifies no more than :func:`max_certifiable_eps` (about
-log(n / ln(2/alpha))); a claim above that can be neither confirmed nor refuted.
-
-Two ways to produce the scores:
-
-* :func:`simulate` (exact and fast): the releases of one client's canary under a scheme's
-  mechanism, reduced to the one coordinate the canary moves (a Dirac canary of the sensitivity
-  the scheme assumes; the other coordinates are identically distributed under D and D', so they
-  carry no information), composed over the rounds the client is exposed and, where the scheme
-  claims amplification, with the canary present in each release with probability q (Poisson).
-  The score is the Neyman-Pearson log-likelihood ratio, the best distinguisher there is.
-* :func:`audit_uploads` (end to end): one round of the real engine (local training, clipping,
-  the uplink noise hook) with the trials as extra clients of one batched call, half holding D and
-  half D'; the score projects each noisy upload on the direction that separates the two halves'
-  mean uploads in the selection half.  This is what catches an implementation that skips
-  clipping, which the simulator (that takes the sensitivity as given) cannot.
-
-Why not a library: the maintained auditing code (privacy-meter's, tensorflow-privacy's) needs
-tensorflow; the statistics here are a few lines of scipy.
+"""Empirical privacy audit: a certified *lower* bound on eps from a distinguishing experiment, in
+the style of Jagielski, Ullman & Oprea 2020 ("Auditing differentially private machine learning:
+how private is private SGD?") and Nasr et al. 2021 / 2023 ("Adversary instantiation"; "Tight
+auditing of differentially private machine learning").  The mechanism runs ``trials`` times on
+a dataset D and ``trials`` times on its neighbour D' (D with a canary); a distinguisher scores
+every output, a threshold is chosen on one half of the trials and true and false positives are
+counted on the other (:func:`audit_scores`), and Clopper-Pearson intervals turn the counts into
+eps (:func:`eps_from_rates`, Kairouz et al. 2015) or into a Gaussian-DP reading (:func:`gdp_mu`,
+:func:`gdp_eps`; Dong, Roth & Su 2022), up to the audit's resolution
+(:func:`max_certifiable_eps`).  The scores come from an exact simulation of one client's canary
+under a scheme's mechanism (:func:`simulate`, :func:`audit_mechanism`) or from one round of the
+real engine (:func:`audit_uploads`), which also catches an implementation that skips clipping.
+The statistics are a few lines of scipy, rather than maintained auditing code, which needs
+tensorflow.
 """
 from __future__ import annotations
 
@@ -46,29 +23,26 @@ import numpy as np
 import torch
 from scipy import stats
 
-from . import engine, mechanisms, seeding, validate
-from .data import FederatedData
-from .models import Model
+from fldp import engine, mechanisms, seeding, validate
+from fldp.verdicts import clopper_pearson
+from fldp.data import FederatedData
+from fldp.models import Model
 
 __all__ = [
-    "clopper_pearson", "eps_from_rates", "gdp_mu", "gdp_eps", "max_certifiable_eps", "AuditResult",
+    "eps_from_rates", "gdp_mu", "gdp_eps", "max_certifiable_eps", "AuditResult",
     "audit_scores", "simulate", "audit_mechanism", "audit_uploads"
 ]
 
 
-def clopper_pearson(k: int, n: int, *, alpha: float) -> Tuple[float, float]:
-    """Exact binomial interval for k successes in n trials: (lower, upper), each one-sided at alpha/2."""
-    n = validate.integer("n", n, 1)
-    k = validate.integer("k", k, 0, n, why="k <= n")
-    alpha = validate.open_unit("alpha", alpha)
-    lo = 0.0 if k == 0 else float(stats.beta.ppf(alpha / 2, k, n - k + 1))
-    hi = 1.0 if k == n else float(stats.beta.ppf(1 - alpha / 2, k + 1, n - k))
-    return lo, hi
-
-
 def eps_from_rates(*, tpr: float, fpr: float, delta: float) -> float:
     """The smallest eps an (eps, delta)-DP mechanism could have with this (TPR, FPR), floored at 0
-    (inf when FPR = 0 < TPR - delta)."""
+    (inf when FPR = 0 < TPR - delta).
+
+    An (eps, delta)-DP mechanism has TPR <= e^eps FPR + delta and 1 - FPR <= e^eps (1 - TPR) +
+    delta (Kairouz et al. 2015), so
+    ``eps >= max(log((TPR - delta) / FPR), log((1 - FPR - delta) / (1 - TPR)))``.  With the
+    Clopper-Pearson bounds TPR_lo and FPR_hi (each side at ``alpha/2``) in place of the rates,
+    the bound holds with confidence ``1 - alpha``."""
     tpr, fpr, delta = (validate.probability(n, v) for n, v in (("tpr", tpr), ("fpr", fpr), ("delta", delta)))
 
     def ratio(a, b):
@@ -78,7 +52,10 @@ def eps_from_rates(*, tpr: float, fpr: float, delta: float) -> float:
 
 
 def gdp_mu(*, tpr: float, fpr: float) -> float:
-    """The smallest mu of a mu-GDP mechanism with this (TPR, FPR): Phi^-1(1 - FPR) - Phi^-1(1 - TPR), floored at 0."""
+    """The smallest mu of a mu-GDP mechanism with this (TPR, FPR): Phi^-1(1 - FPR) - Phi^-1(1 - TPR), floored at 0.
+
+    The Gaussian-DP reading (Dong, Roth & Su 2022) of an audit's point, converted to eps at delta
+    by :func:`gdp_eps`; it is the tighter reading when the mechanism is Gaussian."""
     tpr, fpr = validate.probability("tpr", tpr), validate.probability("fpr", fpr)
     if fpr <= 0 or tpr >= 1:
         return math.inf
@@ -107,7 +84,10 @@ def gdp_eps(*, mu: float, delta: float) -> float:
 
 
 def max_certifiable_eps(n: int, *, alpha: float, delta: float) -> float:
-    """What perfect separation on ``n`` evaluation trials per side certifies: the audit's resolution."""
+    """What perfect separation on ``n`` evaluation trials per side certifies: the audit's resolution.
+
+    About log(n / ln(2/alpha)): a claim of a larger eps can be neither confirmed nor refuted."""
+    n = validate.integer("n", n, 1)
     tpr_lo, _ = clopper_pearson(n, n, alpha=alpha)
     _, fpr_hi = clopper_pearson(0, n, alpha=alpha)
     return eps_from_rates(tpr=tpr_lo, fpr=fpr_hi, delta=delta)
@@ -183,7 +163,14 @@ def simulate(*, noise: str, scale: float, sensitivity: float, rounds: int, trial
     the canary's coordinate over ``rounds`` releases, each adding ``noise`` ("gaussian": std
     ``scale``; "laplace": scale ``scale``) and, with the canary, a shift of ``sensitivity`` in
     each release it is part of (probability ``sampling_prob``, independently per release).
-    Score: the exact log-likelihood ratio of the ``rounds`` releases (Neyman-Pearson optimal)."""
+    Score: the exact log-likelihood ratio of the ``rounds`` releases (Neyman-Pearson optimal).
+
+    Exact and fast: a Dirac canary of the sensitivity the scheme assumes moves one coordinate, and
+    the other coordinates are identically distributed under D and D', so they carry no
+    information.  The releases are composed over the rounds the client is exposed and, where
+    the scheme claims amplification, the canary is present in each with probability ``sampling_prob``
+    (Poisson).  Since the sensitivity is taken as given, an implementation that skips clipping
+    goes unseen here: :func:`audit_uploads` catches it."""
     validate.choice("noise", noise, ("gaussian", "laplace"))
     scale, s = validate.positive("scale", scale), validate.positive("sensitivity", sensitivity)
     rounds, trials = validate.integer("rounds", rounds, 1), validate.integer("trials", trials, 4)
@@ -234,7 +221,10 @@ def audit_uploads(model: Model, client_out: Tuple[torch.Tensor, torch.Tensor],
     groups' mean uploads in the selection half (the auditor runs the mechanism on both
     neighbours, as in Nasr et al. 2021), or the upload's norm (either sign) when that separates
     better there (a noise scaled to the update's norm gives itself away); the score and threshold
-    are chosen on the selection half, the counts made on the other half."""
+    are chosen on the selection half, the counts made on the other half.  The trials are extra
+    clients of one batched call, half holding D and half D': this audits the real code (local
+    training, clipping, the uplink noise hook), so it catches an implementation that skips
+    clipping, which :func:`simulate` (that takes the sensitivity as given) cannot."""
     trials = validate.integer("trials", trials, 8)
     xs = [client_out[0]] * trials + [client_in[0]] * trials
     ys = [client_out[1]] * trials + [client_in[1]] * trials

@@ -3,13 +3,13 @@ al. (2020, Sec. VI) on MNIST, trained by :func:`fldp.engine.run`, as the run sto
 
 :func:`fedavg_run` is one training run whose keyword arguments are its whole configuration
 (partition, clients, rounds, local training, data seed = run seed), so
-:class:`fldp.store.RunStore` keys it completely.
+:class:`fldp.repro.store.RunStore` keys it completely.
 """
 from __future__ import annotations
 
 from typing import Optional
 
-from . import data, engine, models
+from fldp import data, engine, models
 
 __all__ = ["fedavg_run"]
 

@@ -28,9 +28,9 @@ from typing import Optional, Sequence
 import numpy as np
 import torch
 
-from . import engine, seeding, validate
-from .data import FederatedData
-from .models import Model
+from fldp import engine, seeding, validate
+from fldp.data import FederatedData
+from fldp.models import Model
 
 __all__ = [
     "client_mask", "client_losses", "client_gradients", "global_loss_and_gradient",

@@ -1,6 +1,8 @@
 """One federated-learning engine for every algorithm of the four papers.
 
-A round (:func:`round_step`; :func:`run` is a loop over it)::
+A round (:func:`round_step`; :func:`run` is a loop over it):
+
+.. code-block:: text
 
     select K of N clients            all; K uniformly without replacement; round robin
     local training, all K at once    S steps or E epochs of SGD on batches sampled as the
@@ -21,22 +23,11 @@ A round (:func:`round_step`; :func:`run` is a loop over it)::
     downlink hook                    server noise before broadcast
     observer                         sees the round: uploads before and after noise, ...
 
-All selected clients train as **one batched tensor computation**: parameters are rows of
-``params[K, D]`` and the models use batched matrix products (see :mod:`fldp.models`);
-clients are grouped by data size so that small clients do not pay for the largest one's
-padding.  An algorithm is a :class:`FLConfig`, a calibration and at most a short hook;
-none re-implements training, sampling or aggregation.  ``noise=False`` skips the privacy
-hooks only: the algorithm (clipping aside, which is part of its configuration) is unchanged.
-
-Randomness: no global RNG.  Each stream ("init", "select", "batch", "uplink", "downlink",
-"dropout") of each round has its own generator derived from ``(seed, stream, round)`` by
-:func:`generator` (:mod:`fldp.seeding`), and the batch and noise streams one generator **per
-client** as well: a client's batches and noise depend on the seed, the round and its id only,
-so changing the noise, K or the selection does not change any client's data order (common
-random numbers: runs that share a seed are paired), and a dropout does not shift the other
-clients' noise.  Generators live on ``config.device`` (noise is drawn there);
-the batch schedule and the selection are drawn on the CPU, so they are the same on every
-device.
+All selected clients train as **one batched tensor computation** (parameters are the rows of
+``params[K, D]``; see :mod:`fldp.models`), grouped by data size so that small clients do not pay for
+the largest one's padding.  An algorithm is a :class:`FLConfig`, a calibration and at most a short
+hook.  No global RNG: every stream of every round (and client) has its own generator
+(:func:`generator`), so runs that share a seed are paired.
 """
 from __future__ import annotations
 
@@ -45,12 +36,13 @@ import warnings
 from dataclasses import dataclass, field, replace
 from typing import Callable, Optional, Union
 
-import numpy as np
 import torch
 
-from . import cost, mechanisms, seeding, validate
-from .data import FederatedData
-from .models import Model, sample_weights
+from fldp import mechanisms, seeding, validate
+
+from fldp import counting
+from fldp.data import FederatedData
+from fldp.models import Model, sample_weights
 
 __all__ = [
     "STREAMS", "CLIP_MODES", "MEDIAN_CLIPS", "UPLOADS", "SAMPLINGS", "SAMPLERS", "AGGREGATIONS",
@@ -75,7 +67,18 @@ Schedule = Union[float, Callable[[int], float]]
 def generator(seed: int, stream: str, round_: int = 0, client: Optional[int] = None,
               device: Union[str, torch.device] = "cpu") -> torch.Generator:
     """The generator of one random ``stream`` in one round (and for one ``client``), on
-    ``device``: :func:`fldp.seeding.torch_generator` at ``(seed, stream, round, client)``."""
+    ``device``: :func:`fldp.seeding.torch_generator` at ``(seed, stream, round, client)``.
+
+    Each stream ("init", "select", "batch", "uplink", "downlink",
+    "dropout") of each round has its own generator derived from ``(seed, stream, round)`` by
+    :func:`generator` (:mod:`fldp.seeding`), and the batch and noise streams one generator **per
+    client** as well: a client's batches and noise depend on the seed, the round and its id only,
+    so changing the noise, K or the selection does not change any client's data order (common
+    random numbers: runs that share a seed are paired), and a dropout does not shift the other
+    clients' noise.  Generators live on ``config.device`` (noise is drawn there);
+    the batch schedule and the selection are drawn on the CPU, so they are the same on every
+    device.
+    """
     validate.choice("stream", stream, STREAMS)
     path = (int(round_),) if client is None else (int(round_), int(client))
     return seeding.torch_generator(seed, stream, *path, device=device)
@@ -446,7 +449,7 @@ def local_train(model: Model, start: torch.Tensor, data: FederatedData, clients:
             if not bool(active.any()):  # every client of the group has finished its epoch
                 continue
             idx, wts = idx.to(dev), wts.to(dev)
-            cost.COUNTER.add(model, idx.numel(), train=True, rows=len(rows))  # the padded batch is computed too
+            counting.COUNTER.add(model, idx.numel(), train=True, rows=len(rows))  # the padded batch is computed too
             if fused and bool(active.all()):
                 model.sgd_step_(params, anc, *data.gather(cid, idx), wts, lr, config.mu)
                 continue
@@ -506,7 +509,7 @@ def server_step(config: FLConfig, w: torch.Tensor, agg: torch.Tensor, t: int) ->
 def evaluate(model: Model, params: torch.Tensor, data: FederatedData, train: bool = True) -> dict:
     """Global training loss F(w) = sum_i p_i F_i(w) (all training rows), test loss and accuracy."""
     out = {}
-    cost.COUNTER.add(model, len(data.y_test) + (len(data.y_train) if train else 0), train=False)
+    counting.COUNTER.add(model, len(data.y_test) + (len(data.y_train) if train else 0), train=False)
     if train:
         out["train_loss"], _ = model.evaluate(params, data.x_train, data.y_train)
     out["test_loss"], out["test_acc"] = model.evaluate(params, data.x_test, data.y_test)
@@ -536,7 +539,7 @@ def round_step(model: Model, data: FederatedData, config: FLConfig, state: State
     selected = select_clients(config, data.num_clients, t)
     steps = num_local_steps(data.counts[selected], config)
     local = local_train(model, w, data, selected, config, t, state.step)
-    cost.COUNTER.add_elems(model, len(selected))
+    counting.COUNTER.add_elems(model, len(selected))
     uploads = local - w if config.upload == "update" else local
     clients, uploads = _drop(config, t, selected, uploads)
     base = w if (config.clip_mode == "update" and config.upload == "params") else None
@@ -593,7 +596,7 @@ def run(model: Model, data: FederatedData, config: FLConfig, *,
     and a warning.  Data and model live on ``config.device``."""
     from tqdm.auto import tqdm
 
-    from .accounting import PrivacyRecord
+    from fldp.accounting import PrivacyRecord
 
     if config.clients_per_round is not None:
         validate.integer("clients_per_round", config.clients_per_round, 1, data.num_clients)
@@ -703,7 +706,7 @@ class NoiseUplink:
     def event(self, ctx: RoundContext):
         if self.sensitivity is None:
             return None
-        from . import accounting
+        from fldp import accounting
 
         k = len(ctx.clients)
         f64 = torch.float64  # the accountant's multipliers, without float32 rounding
@@ -731,7 +734,7 @@ class GaussianDownlink:
     def event(self, ctx: RoundContext):
         if self.sensitivity is None:
             return None
-        from . import accounting
+        from fldp import accounting
 
         f64 = torch.float64
         z = float(_scale(self.sigma, ctx, 1, "cpu", f64)[0] / _scale(self.sensitivity, ctx, 1, "cpu", f64)[0])

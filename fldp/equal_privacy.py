@@ -1,26 +1,14 @@
 """The benchmark chapter's comparison at equal privacy (``notebooks/benchmark/``; not to be
-confused with ``benchmarks/``, which measures speed): what each scheme really spends, in one currency.
-
-Each paper reports privacy its own way (NbAFL: eps per exposure with the classic constant;
-Zhou et al.: per-client Laplace or Gaussian budgets; Li et al.: eps of one amplified upload;
-the adaptive scheme: none).  :func:`releases` describes, for each DP scheme, what one client's
-canary is exposed to at the paper's own setting and at a unified whole-run target (the noise
-calibrated by inverting the accountant): the noise on the canary's coordinate, the sensitivity
-the scheme assumes, how many releases, the probability the canary takes part in each, the
-paper's claim and the accountant's eps.  :func:`audit_release` simulates one
-(:func:`fldp.audit.audit_mechanism`): a canary that moves the release by exactly the sensitivity
-the scheme assumes, so it checks the paper's *accountant* under that sensitivity and cannot
-refute the sensitivity itself.  :func:`audit_nbafl` and :func:`audit_adaptive` audit end to end
-on the real engine (:func:`fldp.audit.audit_uploads`: local training, clipping, noise), which
-can: NbAFL at its paper's sensitivity 2C/m and as the benchmark runs it (update clipped to
-``C_u``, sensitivity 2 C_u), the adaptive scheme and the paper's DP baseline.
-
-NbAFL in the benchmark: the paper's Ds_U = 2C/m is not a bound its local SGD respects
-(``wei2020/02_global_dp`` measures it exceeded, up to 1.27x at the default regime and 10x at
-others), so the benchmark clips each *update* to ``C_u`` (:data:`NBAFL_UPDATE_CLIP`) and
-calibrates to 2 C_u, which the triangle inequality guarantees for any local solver
-(:func:`nbafl_config`, :func:`nbafl_calibration`; :func:`upload_shift` measures it).
-Every number comes from the papers' own calibration functions.
+confused with ``benchmarks/``, which measures speed): what each scheme really spends, in one currency,
+when each paper reports privacy its own way.  :func:`releases` describes what one client's canary
+is exposed to under each DP scheme, at the paper's own setting and at a unified whole-run target,
+and :func:`audit_release` audits one by simulation, which checks the paper's *accountant* under
+the sensitivity the scheme assumes; :func:`audit_nbafl` and :func:`audit_adaptive` audit end to
+end on the real engine, which can also refute that sensitivity.  :func:`accuracy_run` trains each
+scheme at an equal whole-run eps (``02_accuracy``), NbAFL with its update clipped to ``C_u`` and
+calibrated to 2 C_u (:func:`nbafl_config`, :func:`nbafl_calibration`), since the paper's 2C/m is
+not a bound its local SGD respects.  Every number comes from the papers' own calibration
+functions.
 """
 from __future__ import annotations
 
@@ -30,12 +18,12 @@ from typing import List, Optional
 import numpy as np
 import torch
 
-from . import audit, engine, mechanisms, models, seeding
-from .papers.adaptive_noise import algorithm as an
-from .papers.li2021 import algorithm as li
-from .papers.li2021 import theory as li_th
-from .papers.wei2020 import algorithm as nbafl
-from .papers.zhou import algorithm as zhou
+from fldp import audit, engine, mechanisms, models, seeding
+from fldp.papers.adaptive_noise import algorithm as an
+from fldp.papers.li2021 import algorithm as li
+from fldp.papers.li2021 import theory as li_th
+from fldp.papers.wei2020 import algorithm as nbafl
+from fldp.papers.zhou import algorithm as zhou
 
 __all__ = [
     "Release", "NBAFL_UPDATE_CLIP", "NBAFL_TRAINING", "TOY_TRAINING", "nbafl_config",
@@ -80,7 +68,10 @@ def nbafl_config(*, T: int, K: Optional[int], C_update: float = NBAFL_UPDATE_CLI
     """NbAFL (Wei et al. 2020, Algorithm 1: the proximal local objective, p_i-weighted aggregation of
     the uploaded parameters) with the upload's *update* w_i - w^(t-1) clipped to ``C_update`` in place
     of the parameters to C (line 8): two neighbouring datasets' uploads then differ by at most
-    2 C_update whatever the local solver does.  ``private=False``: the same training and clipping,
+    2 C_update whatever the local solver does (the triangle inequality; :func:`upload_shift`
+    measures it).  The benchmark runs NbAFL so because the paper's Ds_U = 2C/m is not a bound its
+    local SGD respects (``wei2020/02_global_dp`` measures it exceeded, up to 1.27x at the default
+    regime and 10x at others).  ``private=False``: the same training and clipping,
     no noise (the scheme's ceiling).  ``training`` overrides :data:`NBAFL_TRAINING`."""
     kw = {**NBAFL_TRAINING, **training}
     return engine.FLConfig(num_rounds=T, clip=C_update, clip_mode="update", upload="params", clients_per_round=K,
@@ -100,7 +91,7 @@ def upload_shift(model, client_a, client_b, config: engine.FLConfig, *, start: O
     measured shift under one coupling of the two runs' batch draws (the same seed; with a row replaced,
     the same batches but the one holding that row).  It is what a sensitivity must bound: a shift above
     the sensitivity the noise is calibrated to shows the calibration does not hold for that coupling."""
-    from .data import FederatedData
+    from fldp.data import FederatedData
 
     data = FederatedData.from_clients([client_a[0], client_b[0]], [client_a[1], client_b[1]], client_a[0][:1],
                                       client_a[1][:1])
@@ -115,7 +106,15 @@ def upload_shift(model, client_a, client_b, config: engine.FLConfig, *, start: O
 def releases(*, unified_eps: float = 4.0, unified_delta: float = 1e-5, N: int = 20, K: int = 10, rounds: int = 20,
              m: int = 500) -> List[Release]:
     """Each DP scheme at its paper's setting (as the chapters run it) and at the unified target in
-    the setting of ``02_accuracy`` (N clients of m rows, K per round, ``rounds`` rounds)."""
+    the setting of ``02_accuracy`` (N clients of m rows, K per round, ``rounds`` rounds).
+
+    Each paper reports privacy its own way (NbAFL: eps per exposure with the classic constant;
+    Zhou et al.: per-client Laplace or Gaussian budgets; Li et al.: eps of one amplified upload;
+    the adaptive scheme: none), so each :class:`Release` says, in one currency, what one client's
+    canary is exposed to: the noise on the canary's coordinate, the sensitivity the scheme
+    assumes, how many releases, the probability the canary takes part in each, the paper's claim
+    and the accountant's eps.  At the unified target the noise is calibrated by inverting the
+    accountant."""
     out = []
     # Wei et al. 2020, Sec. VI: eps = 60, delta = 0.01, C = 20, L = 1, N = 50, T = 25, m = 1200
     cal = nbafl.calibrate(eps=60.0, delta=0.01, C=20.0, L=1, N=50, T=25, m=1200)
@@ -254,7 +253,7 @@ def controls(*, trials: int, engine_trials: int, alpha: float = 0.05, seed: int 
     beside its correct twin: a Gaussian with noise 10x too small, an upload whose clipping is
     skipped (the real engine round), and amplification by sampling claimed where the canary is
     in every release."""
-    from . import accounting, mechanisms
+    from fldp import accounting, mechanisms
 
     rows = []
     z = accounting.calibrate_gaussian_run(target_eps=2.0, target_delta=1e-5, rounds=10)
@@ -303,7 +302,7 @@ CEILINGS = {
 
 
 def _task(task: str, N: int, seed: int, subsample: Optional[int], max_test: Optional[int]):
-    from . import data as D, validate
+    from fldp import data as D, validate
 
     validate.choice("task", task, TASKS)
     name, kind = TASKS[task]
@@ -329,7 +328,7 @@ def accuracy_run(*, scheme: str, task: str, eps: Optional[float], private: bool 
     with noise c times the update's norm, c <= K).  ``private=False``: the scheme's ceiling, its own
     local training without noise (:data:`CEILINGS`; ``eps`` is ignored); the adaptive scheme has
     no eps (``eps=None``)."""
-    from . import accounting, validate
+    from fldp import accounting, validate
 
     validate.choice("scheme", scheme, SCHEMES)
     if private and scheme != "adaptive" and eps is None:
@@ -390,7 +389,7 @@ def same_ranking(acc, *, min_seeds: Optional[int] = None):
     is ordered one way on one task and the other way on another (both holding), **holds** when
     every pair is ordered, the same way, on every task, and is otherwise ``inconclusive``
     (``spread``, or ``diverged`` when a paired difference is not finite)."""
-    from . import verdicts as V
+    from fldp import verdicts as V
 
     min_seeds = V.MIN_SEEDS if min_seeds is None else min_seeds
     tasks = list(acc)
@@ -459,7 +458,7 @@ def audit_verdict(row: dict):
     accountant's eps for the same releases is within the claim too (a proof), and ``inconclusive:
     no-power`` where it is not: an audit that stays below the claim is no evidence for it when the
     same releases spend more by the accountant (the audit is too small to reach it)."""
-    from . import verdicts as V
+    from fldp import verdicts as V
 
     low, claim, up = float(row["audit eps (lower)"]), float(row["claimed eps"]), float(row["accountant eps (upper)"])
     stats = {"lower": low, "claimed": claim, "accountant": up, "resolution": float(row["audit resolution"])}
@@ -483,7 +482,7 @@ def end_to_end_verdict(row: dict):
     (the upload moves further than the calibration allows, or its accountant understates: ``why``
     says which by the accountant's eps at the assumed sensitivity); otherwise ``inconclusive:
     no-power``: an audit within a claim is no proof of it."""
-    from . import verdicts as V
+    from fldp import verdicts as V
 
     low, claim, up = float(row["audit eps (lower)"]), float(row["claimed eps"]), float(row["accountant eps (upper)"])
     stats = {"lower": low, "claimed": claim, "accountant at the assumed sensitivity": up,
@@ -555,7 +554,7 @@ def accuracy_figure(runs: dict, *, tasks, eps_list, adaptive_audit: Optional[dic
     ``runs[task, scheme, eps or None or "ceiling"]``: per-seed results of :func:`accuracy_run`."""
     import matplotlib.pyplot as plt
 
-    from . import plots
+    from fldp import plots
 
     fig, axes = plt.subplots(1, len(tasks), figsize=(5.4 * len(tasks), 4.4), squeeze=False, layout="constrained")
     x_ad = max(eps_list) * 4

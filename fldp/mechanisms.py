@@ -1,35 +1,17 @@
-"""Generic noise mechanisms, their calibration, clipping and accounting: pure functions.
-
-Only what every paper shares lives here (the Gaussian and Laplace mechanisms, their
-calibrations, the exact Gaussian privacy profile, clipping, seeded samplers).  A paper's own calibrations live with its other
-formulas in ``fldp/papers/<paper>/theory.py``: Wei et al. 2020 in
-:mod:`fldp.papers.wei2020.theory`, Zhou et al. (Theorems 1-2) in :mod:`fldp.papers.zhou.theory`,
-Li, Chang & Chi (amplification, eq. (9)) in :mod:`fldp.papers.li2021.theory`.
-
-Every formula names its source (paper and equation/theorem number) in its docstring, so
-that a notebook can show the paper's formula next to the number it produces.
-
-Calibration of the Gaussian mechanism comes in two separately named flavours:
-
-* the *classic* bound ``sigma = c * sensitivity / eps`` with ``c = sqrt(2 ln(1.25/delta))``
-  (Dwork & Roth 2014, Thm A.1), used by every paper reproduced here, proven only for
-  ``eps < 1``.  It is computed for any ``eps > 0`` (the NbAFL paper uses eps = 50-100),
-  but it is then no longer a guarantee: for large eps it under-noises.
-* the *analytic* calibration (Balle & Wang 2018, Thm 8), exact for every ``eps > 0``:
-  :func:`gaussian_delta` is the exact privacy profile, :func:`analytic_gaussian_sigma`
-  and :func:`gaussian_eps` invert it.
-
-Randomness: the samplers take an explicit :class:`torch.Generator` and never touch the
-global RNG, so a seed reproduces the noise exactly.  They always draw the same number of
-values for a given ``shape`` whatever ``sigma``/``scale`` is, so switching the noise off
-(``sigma=0``) does not shift later draws from the same generator.
-
-Clipping returns just the clipped tensor; :func:`row_norms` gives the norms separately.
-
-Every argument is keyword-only (the data a function acts on, ``x`` or ``shape``, excepted), so
-``gaussian_eps(sigma=..., delta=..., sensitivity=...)`` cannot be called with its numbers in
-another function's order.  Composition over rounds, sampling and calibration by an accountant
-are not here: :mod:`fldp.accounting` is the one path from releases to (eps, delta).
+"""Generic noise mechanisms, their calibration and clipping, as pure functions: only what every
+paper shares.  The Gaussian mechanism has two separately named calibrations: the *classic*
+``sigma = c * sensitivity / eps``, ``c = sqrt(2 ln(1.25/delta))`` (Dwork & Roth 2014, Thm A.1;
+:func:`classic_gaussian_sigma`), used by every paper reproduced here and proven only for
+``eps < 1``, and the *analytic* one, exact at every ``eps > 0`` (Balle & Wang 2018, Thm 8: the
+exact privacy profile :func:`gaussian_delta`, inverted by :func:`analytic_gaussian_sigma` and
+:func:`gaussian_eps`).  Beside them: the Laplace mechanism (:func:`laplace_scale`), l2 / l1
+clipping (:func:`clip_l2`, :func:`clip_l1`, :func:`row_norms`) and seeded samplers
+(:func:`gaussian_noise`, :func:`laplace_noise`) that take an explicit :class:`torch.Generator`
+and never touch the global RNG.  Every formula names its source (paper and equation) in its
+docstring, and every argument is keyword-only (the data ``x`` or ``shape`` excepted).  A
+paper's own calibrations live in its ``fldp/papers/<paper>/theory.py`` (e.g. Zhou et al.'s
+Theorems 1-2 in :mod:`fldp.papers.zhou.theory`); composition, sampling and calibration by an
+accountant in :mod:`fldp.accounting`.
 """
 from __future__ import annotations
 
@@ -315,7 +297,8 @@ def laplace_noise(shape: Sequence[int], *, scale: Scale, generator: torch.Genera
     exact, never 0 nor +-1/2, exactly symmetric), so no draw is infinite; the result is
     then cast to ``dtype``.  ``torch.distributions.Laplace`` is not used because it draws
     from the global RNG.  ``scale`` is a float or a 1-D per-row tensor, as in
-    :func:`gaussian_noise`; scale 0 gives exact zeros.
+    :func:`gaussian_noise`; scale 0 gives exact zeros.  The generator is advanced by the same
+    amount whatever ``scale`` is, so switching noise off does not shift later draws.
     Source: Dwork & Roth 2014 Def. 3.3; Zhou et al. Theorem 1 (``Lap(0, s I_p)``).
     """
     generator = _check_generator(generator)

@@ -1,31 +1,16 @@
-"""The papers' models, written once for many clients at a time.
-
-Every model keeps its parameters as one flat tensor with a leading *client* dimension,
-``params[C, D]``: client ``i`` owns row ``i``.  ``forward(params, x)`` takes inputs
-``x[C, B, ...]`` (a batch per client) and returns ``[C, B, out]`` with batched matrix
-products (``torch.baddbmm``) or grouped convolutions, so that local training of all
-clients is one tensor computation instead of a Python loop.  Flat rows make clipping,
-noise and aggregation plain row operations.
-
-Models (paper -> class):
-
-* Wei et al. 2020, Sec. VI: MLP 784-256-10, ReLU, softmax cross-entropy -> :class:`MLP`
-* Zhou et al., Sec. VI: multinomial logistic regression, 7,840 parameters (no bias)
-  -> :class:`MultinomialLogReg`
-* Li, Chang, Chi 2020, Sec. 5: binary logistic regression with L2 (lambda = 1e-4)
-  -> :class:`BinaryLogReg`
-* Adaptive CLT noise paper, Sec. 5: 2 conv + 2 fully connected layers -> :class:`CNN`
-* Zhou et al., Sec. VII-A: FEMNIST CNN, 2 conv + 1 fully connected layer, 110,526
-  parameters -> a :class:`CNN` configured by :func:`fldp.papers.zhou.algorithm.femnist_cnn`
-* Li, Chang, Chi's regulariser (``lambda ||w||^2``, bias outside the norm) -> a
-  :class:`BinaryLogReg` configured by :func:`fldp.papers.li2021.algorithm.logreg`
-
-A paper's configuration of a shared model lives in the paper's home; this module holds only
-the shared classes.
-
-The two logistic regressions also provide closed-form gradients (:meth:`Model.grad`),
-which the engine uses instead of autograd: that removes most of the per-step overhead in
-the tiny-model regimes of Zhou and Li.
+"""The papers' models, written once for many clients at a time.  Every model keeps its parameters
+as one flat tensor with a leading *client* dimension, ``params[C, D]`` (client ``i`` owns row
+``i``), and ``forward(params, x)`` takes a batch per client, ``x[C, B, ...]``, and returns
+``[C, B, out]`` with batched matrix products (``torch.baddbmm``) or grouped convolutions, so that
+local training of all clients is one tensor computation and clipping, noise and aggregation are
+row operations.  The classes: :class:`MLP` 784-256-10 (Wei et al. 2020, Sec. VI),
+:class:`MultinomialLogReg` with 7,840 weights and no bias (Zhou et al., Sec. VI),
+:class:`BinaryLogReg` with an L2 penalty (Li, Chang & Chi 2020, Sec. 5) and :class:`CNN`, two
+convolutional and two fully connected layers (the adaptive CLT noise paper, Sec. 5).  A paper's configuration of a
+shared class lives in the paper's home (Zhou et al.'s FEMNIST CNN of 110,526 parameters:
+:func:`fldp.papers.zhou.algorithm.femnist_cnn`; Li et al.'s regulariser, bias outside the norm:
+:func:`fldp.papers.li2021.algorithm.logreg`).  The two logistic regressions also give closed-form
+gradients (:meth:`Model.grad`), which the engine uses instead of autograd for speed.
 """
 from __future__ import annotations
 
@@ -34,7 +19,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from . import validate
+from fldp import validate
 
 __all__ = [
     "Model", "MLP", "MultinomialLogReg", "BinaryLogReg", "CNN", "sample_weights", "MODELS",
@@ -70,7 +55,7 @@ class Model:
         """FLOPs per sample of a forward pass, or (``train=True``) of forward + backward: the
         weight gradient costs a forward again, the input gradient too except for the first
         layer's (not needed), so 3 x forward - first layer (MLP 784-256-10: 818,176;
-        ``benchmarks/README``).  The cost model of ``fldp.cost`` counts the engine's work in these."""
+        ``benchmarks/README``).  The cost model of ``fldp.repro.cost`` counts the engine's work in these."""
         layers = self.layer_flops()
         return 3 * sum(layers) - layers[0] if train else sum(layers)
 
@@ -122,7 +107,9 @@ class Model:
 
     def grad(self, params, x, y, mask=None):
         """Gradient of :meth:`loss` per client, ``[C, D]``, by the closed form
-        :meth:`weighted_grad` (models without one: use :func:`fldp.engine.gradient`)."""
+        :meth:`weighted_grad` (models without one: use :func:`fldp.engine.gradient`).  The
+        engine uses it instead of autograd where a model has it (the two logistic regressions):
+        that removes most of the per-step overhead in the tiny-model regimes of Zhou and Li."""
         return self.weighted_grad(params, x, y, sample_weights(mask, None, *y.shape, params.dtype, params.device))
 
     # optional fused step: sgd_step_(params, anchor, x, y, weights, lr, mu) updates params in

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from . import engine, mechanisms, seeding, validate
-from .data import FederatedData
-from .models import Model
+from fldp import engine, mechanisms, seeding, validate
+from fldp.data import FederatedData
+from fldp.models import Model
 
 REPLACEMENTS = ("random", "flip")
 

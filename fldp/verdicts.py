@@ -1,43 +1,17 @@
-"""Verdicts a referee can trust: the register's vocabulary and the statistics behind it.
-
-Every claim a notebook records (:meth:`fldp.results.Recorder.claim`) carries
-
-* a **kind**: ``paper`` (the paper states it; the claim cites the sentence or equation),
-  ``derived`` (a consequence of the paper's own mathematics that the project checks), or
-  ``diagnostic`` (the project's own finding; never counted as a paper claim);
-* a **setting**: ``paper`` (the paper's stated setting), ``reduced`` (smaller than the
-  paper's: say what), or ``reading`` (a setting the paper leaves out: name the reading);
-* a **verdict**: ``holds``, ``fails`` (the measurement contradicts the claim *with power to
-  do so*), or ``inconclusive`` with one reason of :data:`REASONS`;
-* a **falsifier**: the measurement that would have made the check fail.
-
-The functions below return a :class:`Verdict`.  The rules, stated once:
-
-* **Paired by seed.**  Runs that share a seed share their data split, initial model,
-  selection, batches and noise streams (:mod:`fldp.seeding`), so two settings are compared
-  through the per-seed differences d_s = a_s - b_s.  ``a > b`` **holds** when every d_s > 0
-  and the 95 % t-interval of mean(d) excludes 0; it **fails** when that interval lies
-  entirely below 0; anything else is ``inconclusive: spread``.  Fewer than
-  :data:`MIN_SEEDS` pairs is ``inconclusive: spread`` too (the spread cannot be estimated).
-* **Orderings** (a > b > c ...) hold when every consecutive pair holds and fail when any
-  pair fails.  **Trends** are judged on the per-seed least-squares slope.
-* **Argmins** account for the spread: the *near-best set* holds every setting whose paired
-  difference to the best mean is not significantly positive.  A claimed optimum holds when
-  the near-best set lies inside the claimed settings, fails when the two are disjoint.
-* **One claim, several settings** (:func:`combine`): a claim made for every setting fails
-  when one setting fails and holds when all hold (``how="all"``); "some setting shows it"
-  (``"any"``) and "in most cases" (``"most"``) are the other two readings.
-* **Seeds** (:func:`over_seeds`): a run repeated over seeds is summarised as its runs (one row
-  per seed, the pairing the rules above use) with their mean, min, max and std;
-  :func:`final_values` reads a summary's per-seed final values and :func:`fldp.plots.mean_band`
-  draws it.
-* **Power first** (:func:`first`): a gate returns an inconclusive verdict, or ``None`` when
-  it lets the comparison through: :func:`gate_diverged`, :func:`gate_power` (an attack must
-  beat chance on the unprotected model), :func:`gate_resolution` (beyond what the audit or
-  grid can resolve).
-
-This is written here rather than taken from scipy.stats because a verdict needs the
-three-way answer and the pairing rule in one place; scipy supplies the t and beta quantiles.
+"""Verdicts a referee can trust: the claims register's vocabulary and the statistics behind it.
+Every claim a notebook records (:meth:`fldp.repro.results.Recorder.claim`) carries a **kind**
+(:data:`KINDS`: ``paper``, ``derived``, or ``diagnostic``, never counted as a paper claim), a
+**setting** (:data:`SETTINGS`: ``paper``, ``reduced`` or ``reading``, naming what was reduced or
+read), a **verdict** (``holds``; ``fails``, only where the measurement contradicts the claim
+*with power to do so*; or ``inconclusive`` with one reason of :data:`REASONS`) and a
+**falsifier**, the measurement that would have made the check fail.  The functions return a
+:class:`Verdict` by rules stated once, each in its function's docstring: comparisons paired by
+seed (:func:`paired_greater`, :func:`ordering`, :func:`trend`; at least :data:`MIN_SEEDS`
+seeds), argmins that account for the spread (:func:`near_best`, :func:`best_setting`), one
+claim over several settings (:func:`combine`), runs summarised over seeds (:func:`over_seeds`,
+:func:`final_values`) and power first (:func:`first` with the gates :func:`gate_diverged`,
+:func:`gate_power`, :func:`gate_resolution`).  The three-way answer and the pairing rule are
+written here in one place; scipy supplies the t and beta quantiles.
 """
 from __future__ import annotations
 
@@ -47,6 +21,8 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
+from fldp import validate
+
 __all__ = [
     "KINDS", "SETTINGS", "VERDICTS", "REASONS", "REASON_ORDER", "MIN_SEEDS", "LEVEL", "Verdict",
     "holds_if", "inconclusive", "first", "combine", "negate", "mean_interval", "paired_greater",
@@ -55,11 +31,13 @@ __all__ = [
     "gate_untrained", "clopper_pearson", "gate_power", "gate_resolution", "not_run"
 ]
 
+#: A claim's kind: who states it (a diagnostic is never counted as a paper claim).
 KINDS = {
     "paper": "the paper states it (cited)",
     "derived": "follows from the paper's own mathematics; checked by the project",
     "diagnostic": "the project's own finding; not a paper claim",
 }
+#: A claim's setting: the paper's, a reduced one, or a reading of one the paper leaves out.
 SETTINGS = {
     "paper": "the paper's stated setting",
     "reduced": "smaller than the paper's (what was reduced is named)",
@@ -122,7 +100,8 @@ def inconclusive(reason: str, why: str, *, stats: Optional[Mapping[str, Any]] = 
 
 def first(*verdicts: Optional[Verdict]) -> Verdict:
     """The first verdict that is not ``None``: gates first, then the comparison
-    (``first(gate_diverged(...), paired_greater(...))``).  The last may be a callable
+    (``first(gate_diverged(...), paired_greater(...))``).  Power first: a gate returns an
+    inconclusive verdict, or ``None`` when it lets the comparison through.  The last may be a callable
     returning a verdict, so that it is only computed when every gate lets it through."""
     for v in verdicts:
         if callable(v) and not isinstance(v, Verdict):
@@ -219,7 +198,14 @@ def _sign_test(d: np.ndarray, *, claim: str, min_seeds: int, level: float) -> Ve
 def paired_greater(a: Any, b: Any, *, labels: Sequence[str] = ("a", "b"), min_seeds: int = MIN_SEEDS,
                    level: float = LEVEL) -> Verdict:
     """Claim: ``a > b``, judged on the per-seed differences ``a_s - b_s`` (``a`` and ``b``
-    hold one value per seed, in the same seed order)."""
+    hold one value per seed, in the same seed order).
+
+    Paired by seed: runs that share a seed share their data split, initial model, selection,
+    batches and noise streams (:mod:`fldp.seeding`), so two settings are compared through the
+    per-seed differences d_s = a_s - b_s.  ``a > b`` **holds** when every d_s > 0 and the 95 %
+    t-interval of mean(d) excludes 0; it **fails** when that interval lies entirely below 0;
+    anything else is ``inconclusive: spread``.  Fewer than :data:`MIN_SEEDS` pairs is
+    ``inconclusive: spread`` too (the spread cannot be estimated)."""
     x, y = _as_pairs(a, b, "paired_greater")
     return _sign_test(x - y, claim=f"{labels[0]} > {labels[1]}", min_seeds=min_seeds, level=level)
 
@@ -344,7 +330,8 @@ def over_seeds(fn: Callable[[int], Any], seeds: Iterable[int]) -> dict:
     ``fn`` returns a number or a 1-D sequence (e.g. a loss curve), the same length for every
     seed.  Returns numpy arrays ``{"seeds", "runs", "mean", "min", "max", "std"}``: ``runs``
     has one row per seed (shape ``(num_seeds,)`` for numbers), the others reduce over seeds
-    (``std`` is the population std, ``ddof=0``: 0 for a single seed).  If ``fn`` returns a
+    (``std`` is the population std, ``ddof=0``: 0 for a single seed); the rows are the pairing
+    :func:`paired_greater` and the other paired rules use (:func:`final_values` reads them).  If ``fn`` returns a
     dict of such values, the result has one such summary per key (and ``"seeds"``).
     ``fldp.plots.mean_band(ax, x, summary)`` draws the mean with the min-max band.
     """
@@ -450,16 +437,16 @@ def gate_untrained(finals: Mapping[str, Any], *, limit: float, higher_is_better:
     return gate_diverged({k: bad(v) for k, v in finals.items()})
 
 
-def clopper_pearson(successes: int, trials: int, *, level: float = LEVEL) -> tuple[float, float]:
-    """The exact two-sided binomial interval of a success rate."""
+def clopper_pearson(successes: int, trials: int, *, alpha: float = 1 - LEVEL) -> tuple[float, float]:
+    """The exact binomial interval of a success rate (Clopper & Pearson 1934): ``(lower, upper)``,
+    each one-sided at ``alpha / 2`` (so a two-sided level of ``1 - alpha``)."""
     from scipy import stats as sst
 
-    k, n = int(successes), int(trials)
-    if n < 1 or not 0 <= k <= n:
-        raise ValueError(f"successes={k}, trials={n} are out of range: need 0 <= successes <= trials, trials >= 1")
-    a = (1 - level) / 2
-    lo = 0.0 if k == 0 else float(sst.beta.ppf(a, k, n - k + 1))
-    hi = 1.0 if k == n else float(sst.beta.ppf(1 - a, k + 1, n - k))
+    n = validate.integer("trials", trials, 1)
+    k = validate.integer("successes", successes, 0, n, why="successes <= trials")
+    alpha = validate.open_unit("alpha", alpha)
+    lo = 0.0 if k == 0 else float(sst.beta.ppf(alpha / 2, k, n - k + 1))
+    hi = 1.0 if k == n else float(sst.beta.ppf(1 - alpha / 2, k + 1, n - k))
     return lo, hi
 
 
@@ -469,7 +456,7 @@ def gate_power(success_rate: float, *, trials: int, chance: float = 0.5, level: 
     Clopper-Pearson interval (``success_rate`` over ``trials`` guesses) lies above chance.
     A defence can only be judged where there is something to defend."""
     k = int(round(float(success_rate) * int(trials)))
-    lo, hi = clopper_pearson(k, int(trials), level=level)
+    lo, hi = clopper_pearson(k, int(trials), alpha=1 - level)
     if lo > chance:
         return None
     return inconclusive("no-power", f"{what} is not above chance: {success_rate:.4g} over {trials} guesses, "

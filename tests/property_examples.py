@@ -24,6 +24,7 @@ MODULES = (
     "fldp.accounting",
     "fldp.audit",
     "fldp.papers.wei2020.theory",
+    "fldp.papers.wei2020.claims",
     "fldp.papers.zhou.theory",
     "fldp.papers.li2021.theory",
     "fldp.papers.adaptive_noise.theory",
@@ -110,7 +111,7 @@ NOY0 = {k: v for k, v in CURV.items() if k != "Y0"}
 WEI_T2 = dict(T=25, eps=60.0, Theta=1.0, P=0.83, kappa0=1e-3, kappa1=1e-2)
 WEI_K = dict(rho=1.0, B=1.0, mu=10.0)  # lambda2 < 0: mu > rho B (1 + B/2)
 WEI_D2 = dict(WEI_K, eps=60.0, Theta=1.0, beta=1.0, l=1.0, c=3.1, m=1200, N=50, C=20.0, L=1, d=1000,
-              lambda1="derived")  # the re-derived Theorem 2 (issue 22)
+              lambda1="derived")  # the re-derived Theorem 2
 SCORES_OUT = [0.1 * i for i in range(20)]
 SCORES_IN = [0.1 * i + 0.5 for i in range(20)]
 
@@ -157,7 +158,6 @@ def examples() -> dict:
         A + "calibrate_gaussian_run": dict(target_eps=2.0, target_delta=1e-5, rounds=5, sampling_prob=1.0,
                                            accountant="rdp", tol=1e-4),  # PLD of a sampled one: seconds
         # fldp.audit
-        AU + "clopper_pearson": dict(k=5, n=10, alpha=0.05),
         AU + "eps_from_rates": dict(tpr=0.5, fpr=0.1, delta=1e-5),
         AU + "gdp_mu": dict(tpr=0.6, fpr=0.2),
         AU + "gdp_eps": dict(mu=1.0, delta=1e-5),
@@ -209,9 +209,9 @@ def examples() -> dict:
                                        moments="derived", d=1000, C=20.0, L=1, alphas="independent", **WEI_K),
         W + "theorem3_C_max": dict(T=200, eps=60.0, K=20, N=50, m=1200, Theta=1.0, beta=1.0, l=1.0, c=3.1, L=1,
                                    d=1000, alphas="independent", **WEI_K),
-        W + "remark5_verdict": dict(rows={"eps=60": {"K_star": 5, "bound": 1.0, "bound_K_N": 2.0,
+        "fldp.papers.wei2020.claims.remark5_verdict": dict(rows={"eps=60": {"K_star": 5, "bound": 1.0, "bound_K_N": 2.0,
                                                      "K_min_valid": 2, "K_69": 3.1}}, N=10),
-        W + "remark5_verdict_nonvacuous": dict(rows={"eps=60": {"K_star": 5, "bound": 1.0, "bound_K_N": 2.0,
+        "fldp.papers.wei2020.claims.remark5_verdict_nonvacuous": dict(rows={"eps=60": {"K_star": 5, "bound": 1.0, "bound_K_N": 2.0,
                                                                 "K_min_valid": 2}}, N=10, Theta=3.0),
         W + "uplink_exposures_privacy": dict(eps=60.0, delta=0.01, L=1),
         # Zhou et al.

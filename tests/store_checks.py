@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from fldp import store as S
+from fldp.repro import store as S
 
 
 def same(a, b) -> bool:

@@ -9,19 +9,20 @@ import pytest
 import torch
 from scipy import stats
 
+from fldp import verdicts as V
 from fldp import accounting, audit, engine, models
 from fldp import mechanisms as M
 
 
 def test_clopper_pearson_hand_values():
-    lo, hi = audit.clopper_pearson(0, 10, alpha=0.05)
+    lo, hi = V.clopper_pearson(0, 10, alpha=0.05)
     assert lo == 0.0 and hi == pytest.approx(1 - 0.025 ** (1 / 10), rel=1e-9)  # 0.3085
-    lo, hi = audit.clopper_pearson(10, 10, alpha=0.05)
+    lo, hi = V.clopper_pearson(10, 10, alpha=0.05)
     assert lo == pytest.approx(0.025 ** (1 / 10), rel=1e-9) and hi == 1.0
-    lo, hi = audit.clopper_pearson(5, 10, alpha=0.05)
+    lo, hi = V.clopper_pearson(5, 10, alpha=0.05)
     assert (lo, hi) == (pytest.approx(0.18709, abs=1e-5), pytest.approx(0.81291, abs=1e-5))
-    with pytest.raises(ValueError, match="k=11 is out of range"):
-        audit.clopper_pearson(11, 10, alpha=0.05)
+    with pytest.raises(ValueError, match="successes=11 is out of range"):
+        V.clopper_pearson(11, 10, alpha=0.05)
 
 
 def test_eps_and_gdp_readings_hand_values():

@@ -1,4 +1,4 @@
-"""fldp.book: what the book stages from a project (a toy one here), the vendored packages' integrity
+"""fldp.repro.book: what the book stages from a project (a toy one here), the vendored packages' integrity
 check, the executed copies fldp reproduce commits, and the figures savefig shows.
 
 The built site itself is driven in a browser by tests/test_book_browser.py.
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from fldp import book, cli, pipeline, report, results
+from fldp.repro import book, cli, execute, paths, report, results
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -148,7 +148,7 @@ def test_the_part_page_the_register_and_the_landing_table(project: Path, tmp_pat
 
 
 def test_the_store_counts_the_runs_a_notebook_used(tmp_path: Path, monkeypatch):
-    from fldp import store
+    from fldp.repro import store
 
     monkeypatch.setattr(store, "_USAGE", {"ran": 0, "reused": 0, "seconds": 0.0, "first": None, "last": None,
                                           "waited": 0.0})
@@ -161,7 +161,10 @@ def test_the_store_counts_the_runs_a_notebook_used(tmp_path: Path, monkeypatch):
     assert again.run(report.duration, {"seconds": 60.0}) == "1 min 00 s"  # read back: the same run, once
     used = store.usage()
     assert (used["ran"], used["reused"]) == (2, 0) and used["first"] is not None
-    assert used["waited"] >= 0 and [r["ran"] for r in store.manifest()] == [True, True]
+    assert [r["ran"] for r in store.manifest()] == [True, True]
+    # waited: the seconds of the three computations (the same run in two stores is computed twice)
+    secs = [st.read(st.path(report.duration, {"seconds": s})).seconds for st, s in ((runs, 75.0), (again, 75.0), (again, 60.0))]
+    assert used["waited"] == pytest.approx(sum(secs)) and used["waited"] > 0
     rec = results.Recorder("toy", "01", quick=True)
     rec.root = tmp_path
     assert json.loads(rec.save().read_text())["runs"]["ran"] == 2
@@ -206,11 +209,11 @@ def test_the_pins_are_the_registry_integrity_strings():
 
 def test_keep_executed_cuts_the_project_path(tmp_path: Path):
     executed = tmp_path / "run.ipynb"
-    root = json.dumps(str(results.PROJECT_ROOT) + "/")[1:-1]
+    root = json.dumps(str(paths.PROJECT_ROOT) + "/")[1:-1]
     executed.write_text(json.dumps(_nb([_cell("code", "rec.save()", 1, [
-        {"output_type": "stream", "name": "stdout", "text": f"saved {results.PROJECT_ROOT}/results/zhou/03.json\n"}])],
-        papermill={"input_path": f"{results.PROJECT_ROOT}/notebooks/zhou/03.ipynb"})))
-    kept = pipeline.keep_executed(executed, tmp_path / "kept" / "zhou" / "03.ipynb")
+        {"output_type": "stream", "name": "stdout", "text": f"saved {paths.PROJECT_ROOT}/results/zhou/03.json\n"}])],
+        papermill={"input_path": f"{paths.PROJECT_ROOT}/notebooks/zhou/03.ipynb"})))
+    kept = execute.keep_executed(executed, tmp_path / "kept" / "zhou" / "03.ipynb")
     text = kept.read_text()
     assert root not in text and "saved results/zhou/03.json" in text and '"notebooks/zhou/03.ipynb"' in text
     assert [p.name for p in kept.parent.iterdir()] == ["03.ipynb"]  # no temporary file left
@@ -255,6 +258,7 @@ def test_book_serve_on_a_taken_port_says_so(tmp_path: Path, capsys):
     assert f"cannot serve on 127.0.0.1:{port}" in err and "--port N" in err and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_a_missing_figure_fails_the_build(project: Path, tmp_path: Path, capfd):
     """Sphinx runs with warnings as errors: the executed chapter's figure link with no file behind
     it stops the build (BookError), and the same project with the figure builds."""
@@ -307,3 +311,19 @@ def test_the_book_server_is_quiet_when_a_browser_drops_a_connection(tmp_path, ca
     err = capfd.readouterr().err
     assert "Traceback" not in err and "ConnectionResetError" not in err and "BrokenPipe" not in err, err
     assert err.strip() == "fldp book: error serving 127.0.0.1: ValueError: something real"
+
+
+def test_the_package_page_lists_every_module_by_wing():
+    """book/guide/package.md names every module of the package (as the API reference lists them)
+    under its wing's table: the science, the toolkit (fldp.repro), the teaching code (fldp.teach)."""
+    import re
+
+    text = (paths.PROJECT_ROOT / "book" / "guide" / "package.md").read_text()
+    named = set(re.findall(r"\bfldp(?:\.\w+)*", text))
+    missing = [m for m in book.api_modules() if m != "fldp" and m not in named
+               and not any(n.startswith(m + ".") for n in named)]  # a paper's package, by its modules
+    assert missing == [], f"book/guide/package.md does not name: {missing}"
+    science, repro, teach = text.split("**The reproduction toolkit**")[0], *text.split("**The reproduction toolkit**")[1].split("**The teaching code**")
+    assert "fldp.repro." not in science.split("## The modules")[1] and "{py:mod}`fldp.teach" not in science
+    assert all(m.startswith("fldp.repro") for m in re.findall(r"\{py:mod\}`(fldp[\w.]*)", repro))
+    assert all(m.startswith("fldp.teach") for m in re.findall(r"\{py:mod\}`(fldp[\w.]*)", teach))

@@ -23,7 +23,7 @@ import pytest
 
 from test_explore_browser import CHROMIUM, CHROMIUM_ARGS, TIMEOUT_MS, _loopback, _require_browser
 
-from fldp import book
+from fldp.repro import book
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.browser

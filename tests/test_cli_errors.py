@@ -48,6 +48,7 @@ def one_line_error(err: str, *words: str) -> str:
     (["reproduce", "--only", "no_such_notebook"], ["no notebook under", "matches --only"]),
     (["reproduce", "--quick", "--only", "wei2020/01", "-p", "no_such_parameter", "1"], ["no_such_parameter"]),
 ])
+@pytest.mark.slow
 def test_an_invalid_request_is_one_line_and_status_2(args, words):
     status, out, err = fldp(*args)
     assert status == 2
@@ -72,6 +73,7 @@ def test_a_build_folder_that_is_not_writable(tmp_path):
     one_line_error(err, "the build folder", "is not writable", "--build-dir DIR")
 
 
+@pytest.mark.slow
 def test_an_unreachable_dask_scheduler():
     with socket.socket() as s:  # a free port nobody listens on
         s.bind(("127.0.0.1", 0))
@@ -82,6 +84,7 @@ def test_an_unreachable_dask_scheduler():
     one_line_error(err, f"cannot reach the Dask scheduler at tcp://127.0.0.1:{port}", "dask scheduler")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", ["missing", "truncated"])
 def test_a_missing_or_truncated_data_file_fails_the_runs_in_one_line(tmp_path, damage):
     data = tmp_path / "data" / "adult"
@@ -103,6 +106,7 @@ def test_a_missing_or_truncated_data_file_fails_the_runs_in_one_line(tmp_path, d
     assert "1 run(s): 0 ran, 0 reused" in out and "1 failed" in out
 
 
+@pytest.mark.slow
 def test_a_failing_run_is_one_line_and_status_1(tmp_path):
     status, out, err = fldp("sweep", *LI, "-g", "eps=-1", "--store", tmp_path / "runs")
     assert status == 1 and "Traceback" not in out + err

@@ -1,4 +1,4 @@
-"""The cost model (fldp.cost): FLOPs per sample by hand, the engine's counter, the run store
+"""The cost model (fldp.repro.cost): FLOPs per sample by hand, the engine's counter, the run store
 keeping each run's work, the calibrated prediction, and the reproduction's plan and progress."""
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from fldp import cost, engine, models, pipeline, store as S
+from fldp import engine, models
+
+from fldp.repro import cluster, cost, execute, plan, store as S
 from fldp.data import FederatedData
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -92,12 +94,16 @@ def test_the_calibrated_prediction_by_hand():
     assert cost.predict([{"work": work, "seconds": 99.0}, {"work": {}, "seconds": 7.0}], cal) == pytest.approx(10.5)
 
 
+@pytest.mark.slow
 def test_calibration_measures_every_model_and_is_cached(tmp_path):
     cache = tmp_path / "cal.json"
     cal = cost.calibrate(cache=cache)
     assert set(cal.rate) == set(cost.CALIBRATION_SHAPES) and all(r > 0 for r in cal.rate.values())
-    assert all(0 < s < 1 for s in cal.step_s.values()) and 0 < cal.run_s < 30
-    assert all(0 <= s < 1e-6 for s in cal.elem_s.values())
+    assert all(s > 0 for s in cal.step_s.values()) and cal.run_s > 0 and all(s >= 0 for s in cal.elem_s.values())
+    # the model predicts a run's time from its counted work with exactly these constants
+    work = {"MLP/203530": {"flops": 3_000_000_000, "steps": 40, "elems": 5_000_000, "eval": 0}}
+    assert cal.seconds(work) == pytest.approx(3.0 / cal.rate["MLP"] + 40 * cal.step_s["MLP"]
+                                              + 5_000_000 * cal.elem_s["MLP"] + cal.run_s)
     again = cost.calibrate(cache=cache)
     assert again.rate == cal.rate  # read back, not measured again
     saved = json.loads(cache.read_text())
@@ -106,7 +112,7 @@ def test_calibration_measures_every_model_and_is_cached(tmp_path):
 
 
 def _task(rel, tmp):
-    return pipeline.Task(1, 1, rel, Path(tmp) / rel, Path(tmp) / "out" / rel, {}, 10.0, "fldp", {}, None)
+    return execute.Task(1, 1, rel, Path(tmp) / rel, Path(tmp) / "out" / rel, {}, 10.0, "fldp", {}, None)
 
 
 def test_the_plan_counts_stored_runs_and_predicts_the_rest(tmp_path, monkeypatch):
@@ -119,37 +125,37 @@ def test_the_plan_counts_stored_runs_and_predicts_the_rest(tmp_path, monkeypatch
         {"fn": "sweep_toy:toy", "config": {"x": 2.0, "seed": 0}, "seconds": 5.0, "work": {}},
         {"fn": "sweep_toy:toy", "config": {"x": 3.0, "seed": 0}, "seconds": 9.0,
          "work": {"MLP/10": {"flops": 4e9, "steps": 10, "eval": 0}}}]}
-    path = pipeline.costs_path("zhou/02_x.ipynb", quick=True)
+    path = plan.costs_path("zhou/02_x.ipynb", quick=True)
     assert path == tmp_path / "results" / "costs" / "zhou" / "02_x.json"
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps(record))
-    assert pipeline.costs_path("00_base.ipynb", quick=True).parent.name == "baseline"
+    assert plan.costs_path("00_base.ipynb", quick=True).parent.name == "baseline"
     cal = cost.Calibration(rate={"MLP": 2.0}, step_s={"MLP": 0.1}, elem_s={}, run_s=0.0, machine={"host": "h", "cores": 2})
-    known, unknown = pipeline.estimate([_task("zhou/02_x.ipynb", tmp_path), _task("zhou/03_y.ipynb", tmp_path)],
+    known, unknown = plan.estimate([_task("zhou/02_x.ipynb", tmp_path), _task("zhou/03_y.ipynb", tmp_path)],
                                        True, cal)
     # 3 runs, 1 stored; to run: 5 s (its last time) + 4e9 / 2e9 + 10 x 0.1 = 3 s (the model); own 3 s
     assert (known.runs, known.held, known.how) == (3, 1, {"last": 1, "model": 1})
     assert known.runs_s == pytest.approx(8.0) and known.seconds == pytest.approx(11.0) and known.flops == 4e9
     assert not unknown.known
-    fresh = pipeline.estimate([_task("zhou/02_x.ipynb", tmp_path)], True, cal, fresh=True)[0]
+    fresh = plan.estimate([_task("zhou/02_x.ipynb", tmp_path)], True, cal, fresh=True)[0]
     assert fresh.held == 0 and fresh.runs_s == pytest.approx(12.0)
-    text = pipeline.render_plan([known, unknown], 2, cal)
+    text = plan.render_plan([known, unknown], 2, cal)
     assert "zhou/02_x.ipynb" in text and "11.0 s" in text and "no cost record" in text
     assert "predicted: 11.0 s of work for 1 notebook(s); 1 unknown; on 2 workers about 5.5 s" in text
     # progress: a run counts when its file is written in the store, a notebook when it finishes;
     # a file from before the start (an old run that --fresh will replace) does not count
     old = st.save(sweep_toy.toy, {"x": 2.0, "seed": 0}, {"y": 4.0}, 5.0, {})
-    fresh_est = pipeline.estimate([_task("zhou/02_x.ipynb", tmp_path)], True, cal, fresh=True)[0]
+    fresh_est = plan.estimate([_task("zhou/02_x.ipynb", tmp_path)], True, cal, fresh=True)[0]
     for x in (1.0, 2.0):  # both written before this reproduction started
         p = st.path(sweep_toy.toy, {"x": x, "seed": 0})
         os.utime(p, (p.stat().st_mtime - 60, p.stat().st_mtime - 60))
     past = st.path(sweep_toy.toy, {"x": 2.0, "seed": 0})
-    prog = pipeline.Progress([fresh_est], stream=open(os.devnull, "w"))
+    prog = plan.Progress([fresh_est], stream=open(os.devnull, "w"))
     assert prog.done_seconds() == 0
     prog.close()
     past.unlink()
     assert old.key == past.stem
-    prog = pipeline.Progress([known, unknown], stream=open(os.devnull, "w"))
+    prog = plan.Progress([known, unknown], stream=open(os.devnull, "w"))
     assert prog.total == pytest.approx(11.0) and prog.done_seconds() == 0
     st.save(sweep_toy.toy, {"x": 2.0, "seed": 0}, {"y": 4.0}, 5.0, {})
     assert prog.done_seconds() == pytest.approx(5.0)
@@ -159,7 +165,7 @@ def test_the_plan_counts_stored_runs_and_predicts_the_rest(tmp_path, monkeypatch
 
 
 def test_a_notebooks_cost_record_lists_its_runs_and_its_own_time(tmp_path, monkeypatch):
-    from fldp import results
+    from fldp.repro import results
 
     import time
 
@@ -175,7 +181,7 @@ def test_a_notebooks_cost_record_lists_its_runs_and_its_own_time(tmp_path, monke
     run = [r for r in saved["runs"] if r["fn"].endswith(":_trains") and r["config"] == {"seed": 5}]
     assert run and run[0]["ran"] and run[0]["cpu_s"] > 0 and run[0]["work"]
     # its own CPU time leaves out the run it computed: less than everything it spent
-    assert 0.05 < saved["kernel_cpu_s"] <= spent - run[0]["cpu_s"] + 0.01
+    assert 0 < saved["kernel_cpu_s"] <= spent - run[0]["cpu_s"] + 0.01
     assert saved["kernel_s"] <= saved["wall_time_s"]
     assert not (tmp_path / "results" / "zhou" / "99_costs.json").read_text().count('"kernel_cpu_s"')
 
@@ -192,4 +198,4 @@ def test_the_reproduction_shares_one_pool(monkeypatch, env, jobs, workers):
         monkeypatch.delenv(name, raising=False)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    assert pipeline.pool_size(jobs) == workers
+    assert cluster.pool_size(jobs) == workers

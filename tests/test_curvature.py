@@ -149,11 +149,11 @@ def test_B_uses_data_weights_with_unequal_clients():
 
 
 def test_choose_mu_makes_lambda2_negative():
-    from fldp.papers.wei2020 import theory as nt
+    from fldp.papers.wei2020 import theory as th
 
     mu = wc.choose_mu(rho=3.0, B=1.5, factor=2.0)
     assert mu == pytest.approx(2 * 3.0 * 1.5 * 1.75)
-    lam2 = nt.lambdas(rho=3.0, B=1.5, mu=mu)[2]
+    lam2 = th.lambdas(rho=3.0, B=1.5, mu=mu)[2]
     assert lam2 == pytest.approx(-1 / (2 * mu))
     with pytest.raises(ValueError):
         wc.choose_mu(3.0, 1.5, factor=1.0)

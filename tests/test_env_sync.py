@@ -128,7 +128,7 @@ def test_drift_is_detected(edit, expected):
 
 
 def test_the_run_store_is_never_committed():
-    """results/runs/ is a local cache (fldp.store): a tracked file or link there would replace a
+    """results/runs/ is a local cache (fldp.repro.store): a tracked file or link there would replace a
     clone's store on checkout (git overwrites ignored paths)."""
     import subprocess
 

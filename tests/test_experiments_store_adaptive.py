@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from fldp import store as S
+from fldp.repro import store as S
 from fldp.papers.adaptive_noise import experiments as ex
 from store_checks import assert_read_back
 

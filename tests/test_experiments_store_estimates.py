@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from fldp import store as S
+from fldp.repro import store as S
 from fldp.papers.adaptive_noise import experiments as an, theory as an_theory
 from fldp.papers.li2021 import estimate as li_estimate, experiments as li
 from fldp.papers.zhou import estimate as zhou_estimate, experiments as zhou
@@ -24,6 +24,7 @@ CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fn, config, inner", CASES)
 def test_run_twice_through_the_store_reads_it_back(tmp_path, monkeypatch, fn, config, inner, output_dir):
     assert_read_back(S.RunStore(tmp_path / "runs"), fn, config, monkeypatch, inner)

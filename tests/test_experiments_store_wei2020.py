@@ -4,7 +4,7 @@ result, read back (the expensive inner function raises if it is called again); t
 import pytest
 
 from fldp import baseline
-from fldp import store as S
+from fldp.repro import store as S
 from fldp.papers.wei2020 import experiments as ex
 from store_checks import assert_read_back
 

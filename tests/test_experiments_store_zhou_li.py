@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from fldp import store as S
+from fldp.repro import store as S
 from fldp.papers.li2021 import experiments as li
 from fldp.papers.zhou import experiments as zhou
 from store_checks import assert_read_back
@@ -59,9 +59,9 @@ def test_summaries_over_seeds_in_one_sweep_equal_plain_calls(tmp_path, module, s
     import numpy as np
 
     st = S.RunStore(tmp_path / "runs")
-    stored = module.summaries_over_seeds(st, [0, 1], settings)
-    plain = module.summaries_over_seeds(None, [0, 1], settings)
-    again = module.summaries_over_seeds(st, [0, 1], settings)
+    stored = module.seed_summaries(st, [0, 1], settings)
+    plain = module.seed_summaries(None, [0, 1], settings)
+    again = module.seed_summaries(st, [0, 1], settings)
     assert list(stored) == list(settings) and len(list(st.records())) == 2 * len(settings)
     for k in settings:
         for out in (plain[k], again[k]):

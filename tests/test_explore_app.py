@@ -18,11 +18,11 @@ WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 def test_explore_app_executes_headless_and_keeps_widget_state(tmp_path):
     import papermill
 
-    from fldp import pipeline
+    from fldp.repro import execute
 
-    pipeline.check_kernel()
+    execute.check_kernel()
     out = tmp_path / "explore.ipynb"
-    papermill.execute_notebook(str(APP), str(out), kernel_name=pipeline.KERNEL_NAME, cwd=str(APP.parent),
+    papermill.execute_notebook(str(APP), str(out), kernel_name=execute.KERNEL_NAME, cwd=str(APP.parent),
                                progress_bar=False, execution_timeout=300)
     nb = json.loads(out.read_text())
     errors = [o for c in nb["cells"] for o in c.get("outputs", []) if o.get("output_type") == "error"]
@@ -36,6 +36,7 @@ def test_explore_app_executes_headless_and_keeps_widget_state(tmp_path):
     assert len(images) >= 5, "every explorer drew its figure"
 
 
+@pytest.mark.slow
 def test_jupyterlab_serves_the_notebooks_on_the_fldp_kernel(tmp_path):
     """What `make lab` starts: JupyterLab answers, and lists the project's kernel `fldp`."""
     import os

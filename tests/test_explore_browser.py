@@ -28,7 +28,7 @@ from urllib.parse import urlparse
 import pytest
 
 from fldp.papers.wei2020 import theory as th
-from fldp.widgets import _base
+from fldp.teach.widgets import _base
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "notebooks" / "explore.ipynb"

@@ -100,6 +100,7 @@ def test_committed_notebooks_are_what_the_filter_writes(tmp_path):
     assert not_clean == [], f"not in the filter's form (run the filter over them): {not_clean}"
 
 
+@pytest.mark.slow
 def test_a_chapter_run_and_saved_in_jupyterlab_leaves_git_clean(repo):
     set_up_filter(repo)
     save_as_jupyterlab_would(repo / CHAPTER)
@@ -117,6 +118,7 @@ def test_without_the_filter_the_same_save_shows(repo):
     assert git(repo, "status", "--porcelain").strip() == f"M {CHAPTER.as_posix()}"
 
 
+@pytest.mark.slow
 def test_a_source_edit_still_shows(repo):
     set_up_filter(repo)
     nb = nbformat.read(repo / CHAPTER, as_version=4)
@@ -137,6 +139,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_a_save_through_jupyter_servers_api_leaves_git_status_clean(repo, tmp_path):
     """`make lab`'s server (scripts/jupyter) saves the chapter as JupyterLab does (PUT of the
     contents API); git status is then clean, although the file on disk has its outputs."""

@@ -13,7 +13,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from fldp import results, store
+from fldp.repro import paths, results, store
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -32,10 +32,11 @@ def _record(quick: bool = False):
 @pytest.fixture
 def project(tmp_path, monkeypatch):
     """A stand-in project root, with no FLDP_OUTPUT_DIR and no FLDP_PUBLISH: a user's lab."""
-    monkeypatch.setattr(results, "PROJECT_ROOT", tmp_path)
+    monkeypatch.setattr(paths, "PROJECT_ROOT", tmp_path)  # where output_root() puts build/ and results/
+    monkeypatch.setattr(results, "PROJECT_ROOT", tmp_path)  # load() falls back to the committed results/
     monkeypatch.setattr(store, "PROJECT_ROOT", tmp_path)
     monkeypatch.delenv("FLDP_OUTPUT_DIR", raising=False)
-    monkeypatch.delenv(results.PUBLISH_ENV, raising=False)
+    monkeypatch.delenv(paths.PUBLISH_ENV, raising=False)
     return tmp_path
 
 
@@ -50,7 +51,7 @@ def test_a_full_mode_run_by_hand_writes_to_build_interactive(project, capsys):
 
 
 def test_only_publishing_writes_the_committed_results(project, monkeypatch, capsys):
-    monkeypatch.setenv(results.PUBLISH_ENV, "1")
+    monkeypatch.setenv(paths.PUBLISH_ENV, "1")
     assert _record() == project / "results/toy/interactive.json"
     assert "interactive run" not in capsys.readouterr().out
     # quick mode never publishes
@@ -58,24 +59,25 @@ def test_only_publishing_writes_the_committed_results(project, monkeypatch, caps
 
 
 def test_an_interactive_run_reads_other_notebooks_results_from_the_committed_ones(project, monkeypatch):
-    monkeypatch.setenv(results.PUBLISH_ENV, "1")
+    monkeypatch.setenv(paths.PUBLISH_ENV, "1")
     _record()
-    monkeypatch.delenv(results.PUBLISH_ENV)
+    monkeypatch.delenv(paths.PUBLISH_ENV)
     assert results.load("toy", "interactive", quick=False)["params"] == {"N": 3}  # committed, read only
     _record()  # an interactive re-run: its own copy wins
     assert (project / "build/interactive/results/toy/interactive.json").is_file()
     assert results.load("toy", "interactive", quick=False)["params"] == {"N": 3}
 
 
+@pytest.mark.slow
 def test_a_notebook_executed_like_jupyterlab_leaves_results_and_figures_alone(tmp_path, monkeypatch):
     """Executed with nbclient and no fldp environment, as JupyterLab's 'Run all' would."""
     from nbclient import NotebookClient
 
-    for name in ("FLDP_OUTPUT_DIR", results.PUBLISH_ENV, "FLDP_RUN_MANIFEST"):
+    for name in ("FLDP_OUTPUT_DIR", paths.PUBLISH_ENV, "FLDP_RUN_MANIFEST"):
         monkeypatch.delenv(name, raising=False)
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(
-        "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\nfrom fldp import results\n"
+        "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\nfrom fldp.repro import results\n"
         "rec = results.Recorder('toy_lab_test', 'nb', quick=False)\n"
         "fig, ax = plt.subplots(); ax.plot([1, 2]); rec.savefig(fig, 'lab_line')\nprint(rec.save())")]
     committed = [ROOT / "results" / "toy_lab_test", ROOT / "figures" / "toy_lab_test"]

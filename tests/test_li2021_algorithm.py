@@ -65,6 +65,7 @@ def test_paper_calibration_is_eq9_with_lemma1():
     assert cal.eps_run >= cal.eps_upload_accountant > 1.0
 
 
+@pytest.mark.slow
 def test_per_sample_clipping_bounds_only_the_step_with_the_sample_by_2G_over_b():
     n = np.array([325, 326])
     eta = 0.2 / 1.1
@@ -80,6 +81,7 @@ def test_per_sample_clipping_bounds_only_the_step_with_the_sample_by_2G_over_b()
         alg.calibrate(eps=0.5, n=n, N=100, K=50, Q=10, b=4, rounds=5, clip="row")
 
 
+@pytest.mark.slow
 def test_accountant_calibration_meets_its_target():
     n = np.array([325] * 4)
     cal = alg.calibrate(eps=2.0, n=n, N=4, K=2, Q=5, b=2, rounds=20, rule="accountant", uploads=12)

@@ -4,10 +4,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from fldp import pipeline
+from fldp.repro import chapters
 
 ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOKS = pipeline.discover(ROOT / "notebooks")  # the chapters (explore.ipynb is an app)
+NOTEBOOKS = chapters.discover(ROOT / "notebooks")  # the chapters (explore.ipynb is an app)
 CHAPTERS = [p for p in NOTEBOOKS if p.parent != ROOT / "notebooks"]  # notebooks/<paper>/*.ipynb
 
 
@@ -22,6 +22,7 @@ def test_notebook_source_conventions(path):
     assert all(not c.outputs and c.execution_count is None for c in code), "strip outputs before committing"
     params = [c for c in code if "parameters" in c.metadata.get("tags", [])]
     assert len(params) == 1, "exactly one cell tagged 'parameters'"
+    assert nb.cells[1] is params[0], "the parameters cell is the second cell (CONVENTIONS item 2)"
     first = [ln for ln in params[0].source.splitlines() if ln.strip() and not ln.startswith("#")][0]
     assert first.replace(" ", "") == "quick=False"
     assert all("=" not in ln.split("#", 1)[1] for ln in params[0].source.splitlines() if "#" in ln), \
@@ -56,7 +57,7 @@ def test_paper_formulas_are_called_by_keyword(path):
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: str(p.relative_to(ROOT / "notebooks")))
 def test_other_notebooks_results_are_read_with_results_load(path):
     code = "".join(c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code")
-    assert "output_root(" not in code, "read another notebook's results with fldp.results.load"
+    assert "output_root(" not in code, "read another notebook's results with fldp.repro.results.load"
 
 
 def test_explore_app_is_not_a_chapter():
@@ -66,10 +67,23 @@ def test_explore_app_is_not_a_chapter():
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: str(p.relative_to(ROOT / "notebooks")))
 def test_chapter_notebook_ends_with_an_explore_section(path):
-    """Each chapter notebook ends with "## Explore": a markdown cell, then code using fldp.widgets."""
+    """Each chapter notebook ends with "## Explore": a markdown cell, then code using fldp.teach.widgets."""
     cells = nbformat.read(path, as_version=4).cells
     at = [i for i, c in enumerate(cells) if c.cell_type == "markdown" and c.source.lstrip().startswith("## Explore")]
     assert at, "no '## Explore' section"
     tail = cells[at[-1] + 1:]
     assert tail and all(c.cell_type == "code" for c in tail), "the Explore section is the last one"
-    assert all("widgets." in c.source for c in tail), "the Explore section shows an fldp.widgets explorer"
+    assert all("widgets." in c.source for c in tail), "the Explore section shows an fldp.teach.widgets explorer"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: str(p.relative_to(ROOT / "notebooks")))
+def test_stored_runs_go_through_the_sweep_layer(path):
+    """A chapter computes a stored run with fldp.repro.sweep (run_one, run_all, seed_summaries),
+    which sends it to the reproduction's shared Dask cluster when there is one; RunStore.run
+    computes in the kernel, beside the cluster's workers on the same cores."""
+    import ast
+
+    calls = [ast.unparse(n)[:80] for t in _code_trees(path) for n in ast.walk(t)
+             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "run"
+             and "store" in ast.unparse(n.func.value)]
+    assert not calls, f"RunStore.run called directly: {calls} (use sweep.run_one)"

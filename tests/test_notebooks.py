@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from fldp import pipeline
-from fldp.pipeline import Options, UsageError
+from fldp.repro import chapters, pipeline
+from fldp.repro.chapters import Options
+from fldp.repro.execute import UsageError
 
 NOTEBOOKS_DIR = Path(__file__).resolve().parent.parent / "notebooks"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
@@ -20,7 +21,7 @@ WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
 def _notebooks() -> list[str]:
     try:
-        return [p.relative_to(NOTEBOOKS_DIR).as_posix() for p in pipeline.discover(NOTEBOOKS_DIR)]
+        return [p.relative_to(NOTEBOOKS_DIR).as_posix() for p in chapters.discover(NOTEBOOKS_DIR)]
     except UsageError:
         return []
 

@@ -10,15 +10,16 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from fldp import cli, pipeline
-from fldp.pipeline import Options, UsageError
+from fldp.repro import chapters, cli, execute, jobs, pipeline
+from fldp.repro.chapters import Options
+from fldp.repro.execute import UsageError
 
 ROOT = Path(__file__).resolve().parent.parent
 
 PARAMS = "quick = False\nscale = 1\n"
 GOOD = [
     PARAMS,
-    "import os\nimport matplotlib.pyplot as plt\nfrom fldp.results import Recorder",
+    "import os\nimport matplotlib.pyplot as plt\nfrom fldp.repro.results import Recorder",
     "rec = Recorder('toy', 'good', quick=quick, params={'scale': scale})\n"
     "fig, ax = plt.subplots()\nax.plot([0, 1], [0, scale])\nrec.savefig(fig, 'line')\n"
     "from fldp import verdicts\n"
@@ -71,12 +72,12 @@ def run(project: Path, tmp_path: Path, capfd: pytest.CaptureFixture):
 
 
 def test_discover_is_sorted_recursive_and_skips_checkpoints(project: Path):
-    found = [p.relative_to(project).as_posix() for p in pipeline.discover(project)]
+    found = [p.relative_to(project).as_posix() for p in chapters.discover(project)]
     assert found == ["bad.ipynb", "toy/good.ipynb"]
-    assert [p.name for p in pipeline.discover(project, ["good"])] == ["good.ipynb"]
-    assert [p.name for p in pipeline.discover(project, ["b*"])] == ["bad.ipynb"]
+    assert [p.name for p in chapters.discover(project, ["good"])] == ["good.ipynb"]
+    assert [p.name for p in chapters.discover(project, ["b*"])] == ["bad.ipynb"]
     with pytest.raises(UsageError, match="matches --only 'nope'.*available: bad.ipynb"):
-        pipeline.discover(project, ["nope"])
+        chapters.discover(project, ["nope"])
 
 
 @pytest.mark.parametrize("text, value", [
@@ -84,14 +85,15 @@ def test_discover_is_sorted_recursive_and_skips_checkpoints(project: Path):
     ("mnist", "mnist"), ("1e-5", 1e-5), ("None", None), ("a b", "a b"),
 ])
 def test_parse_value(text, value):
-    assert pipeline.parse_value(text) == value
+    assert chapters.parse_value(text) == value
 
 
 def test_parameter_cell_names(project: Path):
-    names, injected_at = pipeline.parameter_cell(project / "toy" / "good.ipynb")
+    names, injected_at = chapters.parameter_cell(project / "toy" / "good.ipynb")
     assert names == {"quick", "scale"} and injected_at == 1
 
 
+@pytest.mark.slow
 def test_pipeline_report_statuses_claims_and_figures(run, output_dir: Path):
     status, build, out = run
     assert status == 1  # one notebook failed
@@ -173,9 +175,9 @@ def test_exact_relative_path_selects_one_notebook(tmp_path: Path):
     nbs = tmp_path / "notebooks"
     for rel in ("a/x.ipynb", "b/a/x.ipynb"):
         write_notebook(nbs / rel, ["quick = False"])
-    assert [p.relative_to(nbs).as_posix() for p in pipeline.discover(nbs, ["a/x.ipynb"])] \
+    assert [p.relative_to(nbs).as_posix() for p in chapters.discover(nbs, ["a/x.ipynb"])] \
         == ["a/x.ipynb"]
-    assert len(pipeline.discover(nbs, ["x"])) == 2
+    assert len(chapters.discover(nbs, ["x"])) == 2
 
 
 def test_dependencies_are_read_from_the_notebooks_results_loads():
@@ -183,13 +185,13 @@ def test_dependencies_are_read_from_the_notebooks_results_loads():
     from types import SimpleNamespace
 
     root = ROOT / "notebooks"
-    tasks = [SimpleNamespace(rel=p.relative_to(root).as_posix(), source=p) for p in pipeline.discover(root)]
-    deps = pipeline.dependencies(tasks)
+    tasks = [SimpleNamespace(rel=p.relative_to(root).as_posix(), source=p) for p in chapters.discover(root)]
+    deps = chapters.dependencies(tasks)
     assert deps["wei2020/07_effect_regime.ipynb"] == ["wei2020/06_settings_map.ipynb", "wei2020/05_simulations.ipynb"]
     assert deps["zhou/04_experiments.ipynb"] == ["zhou/02_laplace.ipynb"]
     assert deps["wei2020/03_convergence.ipynb"] == [] and deps["00_fedavg_baseline.ipynb"] == []
     alone = [t for t in tasks if t.rel == "zhou/04_experiments.ipynb"]  # its dependency not selected:
-    assert pipeline.dependencies(alone) == {"zhou/04_experiments.ipynb": []}  # it reads the committed results
+    assert chapters.dependencies(alone) == {"zhou/04_experiments.ipynb": []}  # it reads the committed results
 
 
 def test_jobs_never_start_a_notebook_before_the_one_it_loads():
@@ -212,15 +214,15 @@ def test_jobs_never_start_a_notebook_before_the_one_it_loads():
 
     tasks = [SimpleNamespace(rel=r) for r in ("dependent", "slow", "free")]
     deps = {"dependent": ["slow"], "slow": [], "free": []}
-    out = pipeline.run_tasks(tasks, 2, deps, runner=runner, executor=ThreadPoolExecutor(2))
+    out = jobs.run_tasks(tasks, 2, deps, runner=runner, executor=ThreadPoolExecutor(2))
     assert out == ["dependent", "slow", "free"]
     assert events.index(("start", "dependent")) > events.index(("end", "slow"))
     assert events.index(("start", "free")) < events.index(("end", "slow"))  # both workers busy
-    serial = pipeline.run_tasks(tasks, 1, deps, runner=lambda t: t.rel)
+    serial = jobs.run_tasks(tasks, 1, deps, runner=lambda t: t.rel)
     assert serial == ["dependent", "slow", "free"]  # in task order, though run after "slow"
     # a dependency outside the selection was run before (its committed results are read): no wait
-    assert pipeline.run_tasks(tasks[1:], 2, {"slow": ["gone"], "free": []}, runner=runner,
+    assert jobs.run_tasks(tasks[1:], 2, {"slow": ["gone"], "free": []}, runner=runner,
                               executor=ThreadPoolExecutor(2)) == ["slow", "free"]
-    with pytest.raises(pipeline.UsageError, match="cycle"):
-        pipeline.run_tasks(tasks, 2, {"dependent": ["slow"], "slow": ["dependent"]}, runner=runner,
+    with pytest.raises(execute.UsageError, match="cycle"):
+        jobs.run_tasks(tasks, 2, {"dependent": ["slow"], "slow": ["dependent"]}, runner=runner,
                            executor=ThreadPoolExecutor(2))

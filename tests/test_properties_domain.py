@@ -1,4 +1,4 @@
-"""Domain properties of every public formula function (issue 29, item 1).
+"""Domain properties of every public formula function .
 
 For every public function of fldp.mechanisms, fldp.accounting, fldp.audit and each paper's
 theory module (tests/property_examples.py enumerates them and holds one valid call of each):

@@ -1,4 +1,4 @@
-"""Privacy properties under Hypothesis (issue 29, item 1): calibrations round-trip against their
+"""Privacy properties under Hypothesis: calibrations round-trip against their
 accountants and never overshoot the target (the opacus habit), and the accounting, the audit and
 the calibrations are monotone where the mathematics says so.
 
@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings, strategies as st
 
-from fldp import accounting as A, audit, mechanisms as M
+from fldp import accounting as A, audit, mechanisms as M, verdicts as V
 from fldp.papers.li2021 import algorithm as li_alg
 from fldp.papers.wei2020 import algorithm as wei_alg, theory as wei_th
 from fldp.papers.zhou import algorithm as zhou_alg
@@ -104,6 +104,7 @@ def _rdp_eps(z, rounds, delta, q):
                              client_sampling_prob=q, delta=delta, accountant="rdp")
 
 
+@pytest.mark.slow
 @settings(max_examples=budget(4))
 @given(eps=SMALL_EPS, delta=st.floats(1e-8, 1e-3), steps=st.integers(1, 10), q=st.floats(0.05, 1.0))
 def test_rdp_calibration_round_trips_below_target(eps, delta, steps, q):
@@ -114,6 +115,7 @@ def test_rdp_calibration_round_trips_below_target(eps, delta, steps, q):
     assert spent >= eps * 0.97  # tol 1e-6 on z; RDP's orders make eps a step function of z
 
 
+@pytest.mark.slow
 @settings(max_examples=budget(4))
 @given(z=st.floats(0.5, 5.0), steps=ordered(ROUNDS), q=ordered(st.floats(0.05, 1.0)), delta=st.floats(1e-8, 1e-3))
 def test_rdp_spend_grows_with_steps_and_sampling_rate(z, steps, q, delta):
@@ -134,6 +136,7 @@ def test_calibrate_gaussian_run_pld_round_trips_below_target(eps, delta, rounds)
     assert spent >= eps * (1 - 1e-3)  # tol 1e-4 on z
 
 
+@pytest.mark.slow
 @settings(max_examples=budget(3))
 @given(eps=SMALL_EPS, delta=st.floats(1e-8, 1e-3), rounds=st.integers(1, 10), q=st.floats(0.05, 0.9))
 def test_calibrate_gaussian_run_rdp_sampled_round_trips_below_target(eps, delta, rounds, q):
@@ -229,10 +232,10 @@ def test_the_audit_never_certifies_more_than_amplification_by_sampling_allows(z,
 @given(k=st.integers(0, 200), n=st.integers(1, 200), alpha=st.floats(1e-4, 0.5))
 def test_clopper_pearson_brackets_the_rate_and_moves_with_k(k, n, alpha):
     assume(k <= n)
-    lo, hi = audit.clopper_pearson(k, n, alpha=alpha)
+    lo, hi = V.clopper_pearson(k, n, alpha=alpha)
     assert 0 <= lo <= k / n <= hi <= 1
     if k < n:
-        lo2, hi2 = audit.clopper_pearson(k + 1, n, alpha=alpha)
+        lo2, hi2 = V.clopper_pearson(k + 1, n, alpha=alpha)
         assert lo2 >= lo and hi2 >= hi
 
 
@@ -284,6 +287,7 @@ def test_fedsgd_dpc_accountant_calibration_never_overshoots(eps, b, T, d_i, mech
         assert eps * (1 - 1e-3) <= cal.eps_run <= eps
 
 
+@pytest.mark.slow
 def test_secure_fedavg_accountant_calibration_never_overshoots():
     # One fixed setting: RDP of sampling without replacement costs seconds per calibration.
     cal = li_alg.calibrate(eps=1.0, n=np.array([300, 400]), N=2, K=1, Q=2, b=5, rounds=3, rule="accountant")

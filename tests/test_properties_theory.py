@@ -1,4 +1,4 @@
-"""Properties of the papers' formulas under Hypothesis (issue 29, item 1): what each theory
+"""Properties of the papers' formulas under Hypothesis : what each theory
 module's docstrings state must hold everywhere in its domain, not only at the hand-computed
 points of tests/test_*_theory.py.
 
@@ -22,7 +22,6 @@ from __future__ import annotations
 import functools
 import math
 
-import numpy as np
 import pytest
 from hypothesis import assume, given, strategies as st
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from fldp import cli, report
+from fldp.repro import cli, report
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -270,7 +270,7 @@ def test_findings_fill_readme_blocks_and_a_hand_edit_is_caught(project: Path, ca
 
 
 def test_recorder_finding_is_saved_and_refuses_an_empty_sentence(tmp_path: Path, capsys):
-    from fldp import results
+    from fldp.repro import results
 
     rec = results.Recorder("toy", "01", quick=False)
     rec.root = tmp_path

@@ -3,13 +3,14 @@ with ``--jobs 1`` (runs in the kernel) and ``--jobs 2`` (one shared Dask cluster
 both notebooks' runs) give identical results files, timings aside."""
 from __future__ import annotations
 
+import pytest
+
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = ("li2021/02_convergence", "zhou/02_laplace")  # both train through the run store
@@ -31,6 +32,7 @@ def _numbers(out: Path, chapter: str) -> dict:
     return saved
 
 
+@pytest.mark.slow
 def test_one_and_two_workers_give_the_same_numbers(tmp_path):
     one, two = _reproduce(tmp_path / "one", 1), _reproduce(tmp_path / "two", 2)
     assert one.returncode == 0, one.stdout + one.stderr

@@ -1,4 +1,4 @@
-"""fldp.results helpers that notebooks share: load (another notebook's saved results); and the
+"""fldp.repro.results helpers that notebooks share: load (another notebook's saved results); and the
 plots of fldp.verdicts.over_seeds summaries (fldp.plots.mean_band, final_bars)."""
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ import matplotlib
 import numpy as np
 import pytest
 
-from fldp import plots, results, verdicts as V
+from fldp import plots, verdicts as V
+
+from fldp.repro import paths, results
 
 matplotlib.use("Agg")
 
@@ -60,7 +62,7 @@ def test_load_reads_what_the_recorder_saved(output_dir: Path):
     rec.claim("c1", "a claim", kind="derived", setting="reduced", setting_note="2 seeds", verdict="holds",
               falsifier="x below 1")
     path = rec.save()
-    assert path == results.results_path("toy", "03_source", quick=True) == output_dir / "results/toy/03_source.json"
+    assert path == paths.results_path("toy", "03_source", quick=True) == output_dir / "results/toy/03_source.json"
     got = results.load("toy", "03_source", quick=True)
     assert got["data"]["constants"] == {"rho": 2.0, "B": 1.5}
     assert got["params"] == {"N": 5} and got["quick"] is True
@@ -85,12 +87,12 @@ def test_load_refuses_results_of_the_other_mode(output_dir: Path):
 
 def test_load_quick_and_full_roots_differ(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.delenv("FLDP_OUTPUT_DIR", raising=False)
-    monkeypatch.setenv(results.PUBLISH_ENV, "1")  # as a full-mode `fldp reproduce` does
-    quick, full = (results.results_path("toy", "x", quick=q) for q in (True, False))
-    assert quick == results.PROJECT_ROOT / "build/quick/results/toy/x.json"
-    assert full == results.PROJECT_ROOT / "results/toy/x.json"
-    monkeypatch.delenv(results.PUBLISH_ENV)  # by hand: a scratch folder (tests/test_interactive.py)
-    assert results.results_path("toy", "x", quick=False) == results.PROJECT_ROOT / "build/interactive/results/toy/x.json"
+    monkeypatch.setenv(paths.PUBLISH_ENV, "1")  # as a full-mode `fldp reproduce` does
+    quick, full = (paths.results_path("toy", "x", quick=q) for q in (True, False))
+    assert quick == paths.PROJECT_ROOT / "build/quick/results/toy/x.json"
+    assert full == paths.PROJECT_ROOT / "results/toy/x.json"
+    monkeypatch.delenv(paths.PUBLISH_ENV)  # by hand: a scratch folder (tests/test_interactive.py)
+    assert paths.results_path("toy", "x", quick=False) == paths.PROJECT_ROOT / "build/interactive/results/toy/x.json"
 
 
 def test_markdown_table_hand_values():
@@ -103,7 +105,7 @@ def test_atomic_write_gives_the_mode_a_plain_open_would(tmp_path):
     import os
     import stat
 
-    from fldp.results import atomic_write_bytes
+    from fldp.repro.paths import atomic_write_bytes
 
     plain = tmp_path / "plain.bin"
     plain.write_bytes(b"x")

@@ -11,9 +11,8 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 
-from fldp import results, store as S, sweep
+from fldp.repro import results, store as S, sweep
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import sweep_toy  # noqa: E402
@@ -49,7 +48,7 @@ def test_two_sweeps_on_overlapping_grids_into_one_store_at_once(tmp_path):
 
 KILLER = r"""
 import os, signal, sys
-from fldp import results, store as S
+from fldp.repro import results, store as S
 import sweep_toy
 st = S.RunStore(sys.argv[1])
 real = os.fdopen
@@ -111,9 +110,9 @@ def test_a_full_disk_fails_the_runs_it_cannot_store_and_a_rerun_completes(tmp_pa
 
 
 def test_the_cli_reports_a_full_disk_in_one_line_per_run(tmp_path):
-    code = ("import errno, os, sys\nfrom fldp import cli, results\nreal = results.os.fdopen\n"
+    code = ("import errno, os, sys\nfrom fldp.repro import cli, paths\nreal = paths.os.fdopen\n"
             "def full(fd, mode='r', *a, **k):\n    os.close(fd)\n    raise OSError(errno.ENOSPC, 'No space left on device')\n"
-            "results.os.fdopen = full\n"
+            "paths.os.fdopen = full\n"
             f"sys.exit(cli.main(['sweep', 'sweep_toy:toy', '-g', 'x=1,2', '-p', 'seed', '0', '--store', {str(tmp_path)!r}]))")
     p = subprocess.run([sys.executable, "-c", code], env=ENV, capture_output=True, text=True, timeout=60)
     assert p.returncode == 1 and "Traceback" not in p.stdout + p.stderr

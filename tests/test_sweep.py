@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from fldp import store as S
-from fldp import sweep
+from fldp.repro import store as S
+from fldp.repro import sweep
 
 TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS))
@@ -146,6 +146,7 @@ def _stop(proc: subprocess.Popen) -> None:
     proc.wait(20)
 
 
+@pytest.mark.slow
 def test_dask_cluster_survives_a_killed_worker_and_runs_each_run_exactly_once(tmp_path):
     """A real `dask scheduler` and two `dask worker` processes on loopback; one worker is killed
     after the first result; every run still finishes, once, with the in-process numbers."""
@@ -215,10 +216,10 @@ def test_fresh_from_the_environment_reruns_what_the_store_holds(tmp_path, monkey
 
 
 def test_reproduce_passes_fresh_and_the_backend_to_the_kernels(monkeypatch):
-    from fldp import cli
+    from fldp.repro import cli
 
     seen: dict = {}
-    monkeypatch.setattr("fldp.pipeline.reproduce", lambda opts: seen.update(
+    monkeypatch.setattr("fldp.repro.pipeline.reproduce", lambda opts: seen.update(
         {k: os.environ.get(k) for k in (S.FRESH_ENV, sweep.BACKEND_ENV, sweep.WORKERS_ENV)}) or type("R", (), {"ok": True})())
     for k in (S.FRESH_ENV, sweep.BACKEND_ENV, sweep.WORKERS_ENV):
         monkeypatch.setenv(k, "")  # so that monkeypatch restores what cli.main sets

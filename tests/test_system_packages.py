@@ -6,7 +6,6 @@ package by putting a fake command in place), and `chromium` / `npm` where the ca
 """
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from pathlib import Path

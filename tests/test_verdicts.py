@@ -225,7 +225,7 @@ def test_combine_any_and_untrained_gate():
     assert V.gate_untrained({"a": [0.9, float("nan")]}, limit=0.19, higher_is_better=True).reason == "diverged"
 
 
-# -- over_seeds: a run repeated over seeds, summarised (moved here from fldp.results) --------------
+# -- over_seeds: a run repeated over seeds, summarised (moved here from fldp.repro.results) --------------
 def test_over_seeds_curves_hand_values():
     calls = []
 

@@ -10,7 +10,9 @@ import pytest
 
 matplotlib.use("Agg")
 
-from fldp import accounting, results, verdicts as V  # noqa: E402
+from fldp import accounting, verdicts as V  # noqa: E402
+
+from fldp.repro import results
 from fldp.papers.wei2020 import algorithm as nbafl, simulations as sim  # noqa: E402
 
 

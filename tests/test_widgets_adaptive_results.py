@@ -14,11 +14,11 @@ import pytest
 from scipy import stats
 
 from fldp.papers.adaptive_noise import theory as th
-from fldp.widgets._base import row_value
-from fldp.results import PROJECT_ROOT
+from fldp.teach.widgets._base import row_value
+from fldp.repro.paths import PROJECT_ROOT
 
-AN = importlib.import_module("fldp.widgets.adaptive_noise")  # the module (fldp.widgets exports the factory)
-RB = importlib.import_module("fldp.widgets.results_browser")
+AN = importlib.import_module("fldp.teach.widgets.adaptive_noise")  # the module (fldp.teach.widgets exports the factory)
+RB = importlib.import_module("fldp.teach.widgets.results_browser")
 
 
 def bounds(w):
@@ -34,6 +34,7 @@ def an():
     return AN.adaptive_noise()
 
 
+@pytest.mark.slow
 def test_adaptive_noise_corners(an):
     """All 2^6 min/max corners through the callback; only a range message (dropout) may appear."""
     draw, an.draw = an.draw, None  # the sweep checks compute; drawing is checked on a covering subset below
@@ -223,6 +224,7 @@ def test_results_browser_final_values(root):
     assert row_value(s, "final:fig / eps = 1 / acc") == pytest.approx(0.3)
 
 
+@pytest.mark.slow
 def test_results_browser_switching_never_raises(root):
     ex = RB.results_browser(root)
     ex.controls["experiment"].value = "paperB/02_other"  # as a user would
@@ -261,6 +263,7 @@ def test_results_browser_empty_root(tmp_path):
 
 @pytest.mark.skipif(not (PROJECT_ROOT / "results" / "wei2020" / "05_simulations.json").exists(),
                     reason="committed results absent")
+@pytest.mark.slow
 def test_results_browser_committed_results():
     default = RB.results_browser()  # opens where eps visibly matters: the effect regime of 07
     assert default.error is None and default.values()["experiment"] == "wei2020/07_effect_regime"

@@ -12,10 +12,9 @@ import math
 import numpy as np
 import pytest
 
-from fldp import mechanisms as M
 from fldp.papers.wei2020 import theory as th
-from fldp.widgets import _base, wei2020 as nb
-from fldp.widgets import wei2020_explorer, row_value
+from fldp.teach.widgets import _base, wei2020 as nb
+from fldp.teach.widgets import wei2020_explorer, row_value
 
 
 @pytest.fixture(scope="module")
@@ -86,6 +85,7 @@ def test_out_of_range_combinations_show_a_message(ex, bad, words):
     assert "error" not in ex.state
 
 
+@pytest.mark.slow
 def test_every_corner_of_the_ranges_gives_a_result_or_a_message():
     """Corners of eps, N, K, T, L (the others at both ends one at a time), computed as the
     callback does; no internal error anywhere, and every in-range corner draws."""

@@ -15,10 +15,10 @@ import pytest
 from fldp.papers.li2021 import algorithm as lalg
 from fldp.papers.li2021 import theory as lth
 from fldp.papers.zhou import theory as zth
-from fldp.results import PROJECT_ROOT
-from fldp.widgets._base import row_value
-from fldp.widgets.li2021 import li2021
-from fldp.widgets.zhou import zhou
+from fldp.repro.paths import PROJECT_ROOT
+from fldp.teach.widgets._base import row_value
+from fldp.teach.widgets.li2021 import li2021
+from fldp.teach.widgets.zhou import zhou
 
 ZHOU_KEYS = ("mechanism", "eps", "N", "b")
 LI_KEYS = ("eps", "b", "Q", "n_k")
@@ -69,6 +69,7 @@ def lx():
 
 
 # ------------------------------------------------------------------------------ Zhou et al.
+@pytest.mark.slow
 def test_zhou_corners():
     ex = zhou()  # fresh: "others at default" means the factory's defaults
     _corners(ex, ZHOU_KEYS)
@@ -143,6 +144,7 @@ def test_zhou_range_messages(zx):
 
 
 # ------------------------------------------------------------------------ Li, Chang & Chi
+@pytest.mark.slow
 def test_li2021_corners():
     ex = li2021()
     _corners(ex, LI_KEYS)

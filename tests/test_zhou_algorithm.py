@@ -44,6 +44,7 @@ def test_rounds_match_per_client_reference(mechanism, norm):
         torch.testing.assert_close(state.params, w, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_gaussian_reply_is_poisson_sampled_and_accounted():
     data, model = toy_federation([50] * 4, **TOY), models.MultinomialLogReg(in_features=5, num_classes=3)
     hist, cal = alg.run(model, data, mechanism="gaussian", eps=1.0, b=2, T=4, q=0.2, xi=1.0,

@@ -15,10 +15,11 @@ import functools
 
 import torch
 
-from .. import validate
-from . import femnist
-from .partitions import partition
-from .sources import Dataset, _subsample, load, unit_pixels
+from fldp import validate
+from fldp.data import femnist
+from fldp.data.partitions import partition
+from fldp.data.loading import load
+from fldp.data.sources import Dataset, subsample_rows, unit_pixels
 
 __all__ = ["FederatedData", "federate", "federated_dataset", "cached_federated", "CACHED_SPLITS"]
 
@@ -166,14 +167,14 @@ def federated_dataset(name: str, num_clients: int, scheme: str | None = None, *,
     """
     validate.choice("pixels", pixels, ("standardized", "unit"))
     if name == "femnist":
-        ds, parts = femnist._femnist_split(num_clients, scheme, seed=seed, subsample=subsample, pixels=pixels,
+        ds, parts = femnist.femnist_split(num_clients, scheme, seed=seed, subsample=subsample, pixels=pixels,
                                            **partition_kwargs)
         return federate(ds, parts, max_test=max_test)
     scheme = "iid" if scheme is None else scheme
     ds = load(name)
     if pixels == "unit":
         ds = unit_pixels(ds)
-    ds, _ = _subsample(ds, None, subsample, num_clients, seed)
+    ds, _ = subsample_rows(ds, None, subsample, num_clients, seed)
     parts = partition(ds.y_train, num_clients, scheme, seed=seed, **partition_kwargs)
     return federate(ds, parts, max_test=max_test)
 

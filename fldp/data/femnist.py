@@ -20,9 +20,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .. import seeding, validate
-from .partitions import PARTITIONS, partition
-from .sources import Dataset, MissingDataError, _locked, _subsample, cache_dir, data_dir, standardize
+from fldp import seeding, validate
+from fldp.data.partitions import PARTITIONS, partition
+from fldp.data.sources import Dataset, MissingDataError, file_lock, subsample_rows, cache_dir, data_dir, standardize
 
 __all__ = ["FEMNIST_CLASSES", "FEMNIST_SOURCES", "FEMNIST_SCHEMES", "FEMNIST_GROUPINGS",
            "FEMNIST_DIRICHLET_ALPHA", "LEAF_URL", "EMNIST_URL", "EMNIST_FILES", "FemnistData",
@@ -154,7 +154,7 @@ def load_femnist(source: str = "auto") -> FemnistData:
 def _femnist_cached(kind: str, files: tuple[str, ...], key: str) -> FemnistData:
     folder = cache_dir() / "femnist" / f"{kind}-{key}"
     target = folder / "arrays.npz"
-    with _locked(folder / ".lock"):
+    with file_lock(folder / ".lock"):
         if not target.exists():
             arrays = _read_leaf([Path(f) for f in files]) if kind == "leaf" else \
                 _read_emnist([Path(f) for f in files])
@@ -277,7 +277,7 @@ def group_writers(writers: torch.Tensor, num_clients: int, grouping: str = "bala
     return [torch.as_tensor(rng.permutation(p).astype(np.int64)) for p in np.split(rows, cuts)]
 
 
-def _femnist_split(num_clients: int, scheme: str | None, *, seed: int, subsample: int | None, pixels: str,
+def femnist_split(num_clients: int, scheme: str | None, *, seed: int, subsample: int | None, pixels: str,
                    source: str = "auto", grouping: str = "balanced",
                    **partition_kwargs) -> tuple[Dataset, list[torch.Tensor]]:
     """FEMNIST for :func:`fldp.data.federated_dataset`: the (subsampled) data set and the
@@ -286,7 +286,7 @@ def _femnist_split(num_clients: int, scheme: str | None, *, seed: int, subsample
     scheme = scheme if scheme is not None else ("writers" if fem.writers is not None else "dirichlet")
     validate.choice("scheme", scheme, FEMNIST_SCHEMES)
     ds = fem.dataset if pixels == "unit" else standardize(fem.dataset)
-    ds, writers = _subsample(ds, fem.writers, subsample, num_clients, seed)
+    ds, writers = subsample_rows(ds, fem.writers, subsample, num_clients, seed)
     if scheme == "writers":
         if writers is None:
             raise ValueError(f"scheme='writers' needs LEAF's FEMNIST files (writer ids); the "

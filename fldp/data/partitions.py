@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .. import seeding, validate
+from fldp import seeding, validate
 
 __all__ = ["PARTITIONS", "CLIENTS_PER_CLASS", "partition"]
 

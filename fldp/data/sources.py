@@ -1,27 +1,14 @@
 """Data sets as read from disk: where the files live, how they are loaded, and their pixel scales.
-
-Data live in a data directory: ``data/`` at the project root by default, or the folder
-named by ``$FLDP_DATA_DIR``.  Expected files (exactly the official releases)::
-
-    <data>/mnist/{train,t10k}-images-idx3-ubyte.gz, {train,t10k}-labels-idx1-ubyte.gz
-    <data>/fashion-mnist/  the same four names (Fashion-MNIST)
-    <data>/adult/adult.data, adult.test                 (UCI Adult)
-    <data>/femnist/{train,test}/*.json                  (LEAF FEMNIST; or <data>/emnist/
-                                                         emnist-byclass-*: see fldp.data.femnist)
-
-Image datasets are read by ``torchvision.datasets`` (MNIST / FashionMNIST): the ``.gz``
-files are linked into a torchvision root under ``$FLDP_CACHE_DIR`` (default ``.cache/``),
-where torchvision checks their md5 and decompresses them.  That root is keyed to its
-sources: ``torchvision/<name>-<hash>``, the hash of each file's resolved path, size and
-mtime (or its absence), so another data directory or a replaced file gets a fresh folder
-and never the files decompressed from an earlier source; the same files reached through
-another path share one.  When a file is missing and the network answers, torchvision
-downloads it (into that folder); otherwise :class:`MissingDataError` names each missing
-file and the exact path to put it at.
-
-A :class:`Dataset` holds flat float32 features and int64 labels for train and test;
-:func:`unit_pixels` and :func:`standardize` move image pixels between [0, 1] and zero mean,
-unit variance.
+Data live in a data directory (:func:`data_dir`: ``data/`` at the project root by default, or the
+folder named by ``$FLDP_DATA_DIR``), as exactly the official releases: :func:`load_official`
+lists the files it expects and reads MNIST and Fashion-MNIST through ``torchvision.datasets``,
+UCI Adult by :func:`load_adult` (FEMNIST: :mod:`fldp.data.femnist`).  The decompressed images are
+cached under ``$FLDP_CACHE_DIR`` (:func:`cache_dir`) in a folder keyed to the source files, so
+another data directory or a replaced file never reuses them.  A file that is missing is
+downloaded when the network answers; otherwise :class:`MissingDataError` names each missing file
+and the exact path to put it at.  A :class:`Dataset` holds flat float32 features and int64
+labels for train and test; :func:`unit_pixels` and :func:`standardize` move image pixels between
+[0, 1] and zero mean, unit variance.
 """
 from __future__ import annotations
 
@@ -38,13 +25,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .. import seeding, validate
+from fldp import PROJECT_ROOT, seeding, validate
 
 __all__ = ["PROJECT_ROOT", "IMAGE_FILES", "ADULT_FILES", "ADULT_ROWS", "IMAGE_DATASETS", "DATASETS",
            "ADULT_COLUMNS", "ADULT_CONTINUOUS", "MissingDataError", "data_dir", "cache_dir", "Dataset",
-           "load", "load_adult", "unit_pixels", "standardize"]
+           "OFFICIAL_DATASETS", "load_official", "load_adult", "unit_pixels", "standardize"]
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
 
 IMAGE_FILES = ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
                "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz")
@@ -55,7 +41,8 @@ IMAGE_DATASETS = {
     "mnist": ("mnist", "MNIST", 0.1307, 0.3081),
     "fashion-mnist": ("fashion-mnist", "FashionMNIST", 0.2860, 0.3530),
 }
-DATASETS = (*IMAGE_DATASETS, "adult", "femnist")
+OFFICIAL_DATASETS = (*IMAGE_DATASETS, "adult")
+DATASETS = (*OFFICIAL_DATASETS, "femnist")
 
 
 class MissingDataError(ValueError):
@@ -63,10 +50,12 @@ class MissingDataError(ValueError):
 
 
 def data_dir() -> Path:
+    """The data directory: ``$FLDP_DATA_DIR``, or ``data/`` at the project root."""
     return Path(os.environ.get("FLDP_DATA_DIR", PROJECT_ROOT / "data"))
 
 
 def cache_dir() -> Path:
+    """The cache directory: ``$FLDP_CACHE_DIR``, or ``.cache/`` at the project root."""
     return Path(os.environ.get("FLDP_CACHE_DIR", PROJECT_ROOT / ".cache"))
 
 
@@ -117,16 +106,27 @@ class Dataset:
         return int(self.y_train.max()) + 1
 
 
-def load(name: str, *, download: bool = True) -> Dataset:
-    """Load ``mnist``, ``fashion-mnist``, ``adult`` or ``femnist`` (cached in memory per
-    process).  ``femnist``: all training rows pooled, standardised with their own pixel
-    mean and std (see :func:`fldp.data.femnist.load_femnist`; the writers are in
-    ``load_femnist().writers``)."""
-    validate.choice("dataset", name, DATASETS)
-    if name == "femnist":  # load_femnist keeps its own cache, keyed to the files
-        from .femnist import load_femnist  # here: fldp.data.femnist builds on this module
+def load_official(name: str, *, download: bool = True) -> Dataset:
+    """Load ``mnist``, ``fashion-mnist`` or ``adult`` from their official files (cached in memory
+    per process); :func:`fldp.data.load` also knows ``femnist``.  Expected files, in the data
+    directory (:func:`data_dir`), exactly the official releases::
 
-        return standardize(load_femnist().dataset)
+        <data>/mnist/{train,t10k}-images-idx3-ubyte.gz, {train,t10k}-labels-idx1-ubyte.gz
+        <data>/fashion-mnist/  the same four names (Fashion-MNIST)
+        <data>/adult/adult.data, adult.test                 (UCI Adult)
+        <data>/femnist/{train,test}/*.json                  (LEAF FEMNIST; or <data>/emnist/
+                                                             emnist-byclass-*: see fldp.data.femnist)
+
+    Images are read by ``torchvision.datasets`` (MNIST / FashionMNIST): the ``.gz`` files are
+    linked into a torchvision root under ``$FLDP_CACHE_DIR`` (default ``.cache/``), where
+    torchvision checks their md5 and decompresses them.  That root is keyed to its sources
+    (``torchvision/<name>-<hash>``, the hash of each file's resolved path, size and mtime, or
+    its absence), so another data directory or a replaced file gets a fresh folder and never
+    the files decompressed from an earlier source; the same files reached through another path
+    share one.  When a file is missing and the network answers (and ``download``), torchvision
+    downloads it into that folder; otherwise :class:`MissingDataError` names each missing file
+    and the exact path to put it at."""
+    validate.choice("dataset", name, OFFICIAL_DATASETS)
     return _load_cached(name, download)
 
 
@@ -160,7 +160,7 @@ def _torchvision_root(name: str, folder: Path) -> Path:
 
 
 @contextlib.contextmanager
-def _locked(path: Path):
+def file_lock(path: Path):
     """An exclusive lock on ``path`` (processes that share a cache folder take turns)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a") as fh:
@@ -184,7 +184,7 @@ def _load_images(name: str, download: bool) -> Dataset:
     root = _torchvision_root(folder_name, folder)
     cls = getattr(torchvision.datasets, cls_name)
     raw = root / cls_name / "raw"
-    with _locked(root / ".lock"):
+    with file_lock(root / ".lock"):
         raw.mkdir(parents=True, exist_ok=True)
         done = root / ".complete"
         if not done.exists():  # a new folder, or an earlier decompression did not finish
@@ -312,7 +312,7 @@ def standardize(ds: Dataset) -> Dataset:
 
 
 
-def _subsample(ds: Dataset, writers: torch.Tensor | None, subsample: int | None, num_clients: int,
+def subsample_rows(ds: Dataset, writers: torch.Tensor | None, subsample: int | None, num_clients: int,
                seed: int) -> tuple[Dataset, torch.Tensor | None]:
     """A seeded random ``subsample`` of the training rows (and their writers)."""
     if subsample is None:

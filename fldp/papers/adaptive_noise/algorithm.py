@@ -1,27 +1,14 @@
-"""The adaptive CLT noise scheme (Algorithm 1) and the paper's DP baseline, on the engine.
-
-The scheme is the shared engine with:
-
-* K of N clients per round, local SGD (``local_epochs`` epochs of batches of 128, lr 0.1;
-  Sec. 6.3), uploads of the update Delta w_k = w_k - w (line 9);
-* an uplink hook, :class:`AdaptiveUplink`: for every layer (every parameter tensor, weights
-  and biases apart) noise r ~ N(0, I) rescaled to ||r|| = c ||Delta w_k|| of that layer,
-  redrawn until its angle passes the layer's direction filter theta_thres = mean + p std
-  (lines 8-12; :mod:`~fldp.papers.adaptive_noise.theory` for the two readings of the angle);
-* aggregation sum_k (n_k/n) (Delta w_k + r_k) (line 14, ``aggregation="weighted"``) and
-  dropout of each selected client with probability d (Sec. 7.2, ``dropout``).
-
-The DP baseline (Sec. 6.2): each client clips its update to the median S of the round's
-unclipped update norms and adds N(0, sigma^2) per coordinate, sigma = c_dp S / eps with
-c_dp = sqrt(2 log(1.25/delta)), delta = 1e-5.  For the accountant one upload is a Gaussian
-mechanism of noise multiplier c_dp / eps on an update of norm <= S (the paper's reading:
-the client's clipped contribution present or absent; any change of the client's data can
-move the update by 2S, which halves the multiplier), composed over each client's uploads.
-The classic constant c_dp covers only eps < 1 and S is itself data-dependent (released
-unprotected), so the guarantee is the paper's at best; :func:`dp_spent` gives the exact one.
-
-The scheme has no (eps, delta): its noise scales with the update, so a client whose update
-is zero releases it exactly (eps = inf for any delta < 1).  Its privacy is measured by attacks.
+"""The adaptive CLT noise scheme (Algorithm 1) and the paper's DP baseline (Sec. 6.2), on the
+shared engine.  The scheme: K of N clients per round train locally and upload their update
+Delta w_k, to which :class:`AdaptiveUplink` adds, per layer, noise of norm c ||Delta w_k|| redrawn
+until its direction passes the filter (lines 8-12, :func:`perturb`); the server aggregates
+sum_k (n_k/n) (Delta w_k + r_k) (line 14), with dropout (Sec. 7.2).  The baseline clips each
+update to the median S of the update norms and adds Gaussian noise c_dp S / eps
+(:func:`dp_uplink`, or :func:`dp_downlink` for the central reading); :func:`dp_spent` gives what
+it really spends, the paper's guarantee at best.  The scheme has no (eps, delta): its noise
+scales with the update, so a client whose update is zero releases it exactly (eps = inf for any
+delta < 1); its privacy is measured by attacks.  :func:`config`, :func:`hooks` and :func:`run`
+assemble a run; :func:`simulate_aggregate` checks Theorem 1 and Fig. 3 by simulation.
 """
 from __future__ import annotations
 
@@ -31,10 +18,10 @@ from typing import Optional
 
 import torch
 
-from ... import accounting, attacks, engine, mechanisms, seeding, validate
-from ...data import FederatedData
-from ...models import Model
-from . import theory as th
+from fldp import accounting, attacks, engine, mechanisms, seeding, validate
+from fldp.data import FederatedData
+from fldp.models import Model
+from fldp.papers.adaptive_noise import theory as th
 
 __all__ = [
     "SCHEMES", "DP_READINGS", "DP_CLIPS", "DELTA", "BATCH", "LR", "EPOCHS", "dp_constant",
@@ -109,7 +96,13 @@ def perturb(updates: torch.Tensor, *, slices, c: float, p: Optional[float], gene
 @dataclass
 class AdaptiveUplink:
     """The scheme's uplink hook (noise scale ``c``, filter ``p``; ``None``: no filter).
-    ``tries`` keeps each round's draws per client and layer (``[K, L]``) for Table 4."""
+    ``tries`` keeps each round's draws per client and layer (``[K, L]``) for Table 4.
+
+    For every layer (every parameter tensor, weights and biases apart: :func:`layer_slices`)
+    noise r ~ N(0, I) rescaled to ||r|| = c ||Delta w_k|| of that layer, redrawn until its angle
+    passes the layer's direction filter theta_thres = mean + p std (Algorithm 1, lines 8-12;
+    ``reading``: which angle, see
+    :func:`fldp.papers.adaptive_noise.theory.acceptance_probability`)."""
 
     c: float
     p: Optional[float] = 0.0
@@ -159,7 +152,11 @@ def config(*, scheme: str, rounds: int, K: int, local_epochs: int = EPOCHS, batc
            lr: float = LR, dropout: float = 0.0, seed: int = 0, device: str = "cpu",
            eval_every: int = 1, dp_clip: str = "round", **overrides) -> engine.FLConfig:
     """The engine settings of one run of the scheme (Sec. 6.3); ``scheme="dp"`` adds the
-    baseline's median clipping of updates (``dp_clip``: :data:`DP_CLIPS`)."""
+    baseline's median clipping of updates (``dp_clip``: :data:`DP_CLIPS`).  K of N clients per
+    round, local SGD (``local_epochs`` epochs of batches of 128, lr 0.1; Sec. 6.3), uploads of
+    the update Delta w_k = w_k - w (Algorithm 1, line 9), aggregation sum_k (n_k/n) (Delta w_k +
+    r_k) (line 14, ``aggregation="weighted"``) and dropout of each selected client with
+    probability d (Sec. 7.2, ``dropout``)."""
     validate.choice("scheme", scheme, SCHEMES)
     validate.choice("dp_clip", dp_clip, tuple(DP_CLIPS))
     dp = scheme == "dp"
@@ -224,7 +221,17 @@ def dp_spent(history, *, eps: float, delta: float = DELTA, dp: str = "local") ->
     multiplier c_dp / eps; sensitivity S, and 2S for a change of the client's data), and the
     whole run's worst client from the accountant (PLD).  ``dp="local"``: each client's uploads,
     against the server.  ``dp="central"``: the noisy broadcasts, every round, against an
-    observer of the global model only (the server itself sees the clean uploads: eps = inf)."""
+    observer of the global model only (the server itself sees the clean uploads: eps = inf).
+
+    The baseline (Sec. 6.2) clips each update to the median S of the round's unclipped update
+    norms and adds N(0, sigma^2) per coordinate, sigma = c_dp S / eps, c_dp =
+    sqrt(2 log(1.25/delta)), delta = 1e-5.  For the accountant one upload is a Gaussian
+    mechanism of noise multiplier c_dp / eps on an update of norm <= S (the paper's reading:
+    the client's clipped contribution present or absent; any change of the client's data can
+    move the update by 2S, which halves the multiplier), composed over each client's uploads.
+    The classic constant c_dp covers only eps < 1 and S is itself data-dependent (released
+    unprotected), so the guarantee is the paper's at best; this is the exact one under that
+    reading."""
     validate.choice("dp", dp, DP_READINGS)
     z = dp_noise_multiplier(eps=eps, delta=delta)
     out = {"eps_claimed": eps, "noise_multiplier": z, "reading": dp,

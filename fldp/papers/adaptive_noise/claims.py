@@ -15,7 +15,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
-from ... import plots, verdicts as V
+from fldp import plots, verdicts as V
 
 __all__ = [
     "CHANCE", "diverged", "gate_guess", "theorem1_law", "finals", "diverged_seeds", "curves", "band"

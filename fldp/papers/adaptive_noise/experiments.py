@@ -15,7 +15,7 @@ argument, so the store's key covers the whole run:
   attack of Figs. 9-10 starts from regular FL's model; that attack is one gradient step per
   client, seconds, and stays in the notebook).
 
-:func:`sweep_runs` runs a table's or a figure's runs through :func:`fldp.sweep.run_all` and
+:func:`sweep_runs` runs a table's or a figure's runs through :func:`fldp.repro.sweep.run_all` and
 gives them back by name; ``sweep_runs(..., timed=True)`` adds the seconds each run took when it
 ran (its store record keeps them, so a re-execution reports the same).
 """
@@ -27,10 +27,12 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
-from ... import attacks, data, models, seeding, sweep
-from ... import store as S
-from ...data import FederatedData
-from . import algorithm as alg
+from fldp import attacks, data, models, seeding
+
+from fldp.repro import sweep
+from fldp.repro import store as S
+from fldp.data import FederatedData
+from fldp.papers.adaptive_noise import algorithm as alg
 
 __all__ = [
     "SCHEME_SETTINGS", "dataset", "utility_run", "membership", "privacy_run", "full_config",
@@ -156,7 +158,7 @@ def privacy_run(*, scheme: str, N: int, alpha: Optional[float], K: int, rounds: 
 
 
 def full_config(fn: Callable, **config) -> dict:
-    """``config`` with every argument of ``fn`` written out (:func:`fldp.store.full_config`)."""
+    """``config`` with every argument of ``fn`` written out (:func:`fldp.repro.store.full_config`)."""
     return S.full_config(fn, config)
 
 
@@ -164,7 +166,7 @@ def sweep_runs(fn: Callable, specs: Mapping[str, Mapping[str, Any]], *, store: O
                timed: bool = False, seeds: Optional[Sequence[int]] = None, **common) -> dict:
     """Runs of ``fn`` (:func:`utility_run` or :func:`privacy_run`) by name: ``specs`` maps each
     name to its own settings (scheme, c, p, eps, ...), ``common`` holds the rest; all of them go
-    through ONE :func:`fldp.sweep.run_all` call on ``store`` (so a parallel backend runs them side
+    through ONE :func:`fldp.repro.sweep.run_all` call on ``store`` (so a parallel backend runs them side
     by side; ``store=None``: plain calls, nothing stored).  Each run's result gets its
     scheme settings beside it; ``timed=True`` adds ``wall_s``, the seconds the run took when it
     ran (read from its store record when it is read back, so a re-execution shows the same).
@@ -197,7 +199,7 @@ def descent_run(*, c: Sequence[float], K: int, dim: int, rho: float = 1.0, dropo
     """Sec. 4.2.1's Monte Carlo (notebook ``adaptive_noise/02_theory``): P(the aggregated noise
     is no larger than the aggregated update), :func:`fldp.papers.adaptive_noise.theory.descent_probability`
     at every noise scale in ``c`` for ``K`` clients, as the run store keeps it (a list, one per c)."""
-    from . import theory
+    from fldp.papers.adaptive_noise import theory
 
     return [theory.descent_probability(c=float(x), K=K, dim=dim, rho=rho, dropouts=dropouts, trials=trials,
                                        seed=seed) for x in c]
@@ -205,7 +207,7 @@ def descent_run(*, c: Sequence[float], K: int, dim: int, rho: float = 1.0, dropo
 
 def descent_curves(store: Optional[S.RunStore], keys: Sequence, **common) -> dict:
     """:func:`descent_run` for every key's settings (``keys``: (key, dict) pairs) in ONE
-    :func:`fldp.sweep.run_all` call through ``store`` (plain calls when None), by key."""
+    :func:`fldp.repro.sweep.run_all` call through ``store`` (plain calls when None), by key."""
     configs = [full_config(descent_run, **common, **spec) for _, spec in keys]
     out = ([descent_run(**cfg) for cfg in configs] if store is None
            else sweep.run_all(descent_run, configs, store=store, progress=False).results)

@@ -1,25 +1,13 @@
-"""The adaptive CLT noise scheme's formulas as pure functions (keyword-only arguments).
-
-The paper's text is OCR'd roughly; each function says how we read its formula.
-
-* Sec. 4.2.1 and Appendix A: the noise r_k of client k is N(0, I) rescaled so that
-  ||r_k|| = c ||Delta w_k|| (per layer), so each coordinate has std
-  sigma_k = c ||Delta w_k|| / sqrt(d) (:func:`noise_std`).  Algorithm 1, line 9 prints the
-  scale as "max(1, ...)", which we read as an OCR artefact of the fraction
-  c ||Delta w_k|| / ||r_k||: with max(1, .) the noise would be N(0, I), std 1 per coordinate.
-* Theorem 1: each coordinate of R = sum_k (n_k/n) r_k is N(0, sum_k (n_k/n)^2 sigma_k^2)
-  (:func:`aggregate_noise_variance`).
-* Sec. 4.2.1: "c <= K" keeps ||sum r_k|| <= ||sum Delta w_k||.  From Theorem 1 itself the
-  aggregate noise norm is c / sqrt(K) times the update norm (equal weights, aligned
-  updates), so the bound that Theorem 1 gives is c <= sqrt(K) (:func:`max_noise_scale`),
-  not c <= K; :func:`descent_probability` measures both.
-* Sec. 4.2.2 and Fig. 4: theta_thres = mean + p std of the angle between two random
-  vectors of the layer's dimension (:func:`angle_moments`, :func:`threshold`), computed
-  exactly from the angle's density sin^(d-2)(theta).  Which angle is filtered is ambiguous:
-  Algorithm 1, line 10 says the angle between Delta w and Delta w + r (``reading=
-  "perturbed"``); the pre-computed mean and std and Table 4's costs (2.0 at p = 0, 6.3 at
-  p = -1, 43.9 at p = -2, i.e. 1 / Phi(p)) fit only the angle between Delta w and the
-  noise r (``reading="noise"``, our default).
+"""The adaptive CLT noise scheme's formulas as pure functions (keyword-only arguments): the
+per-coordinate noise std c ||Delta w_k|| / sqrt(d) of Sec. 4.2.1 and Appendix A
+(:func:`noise_std`), Theorem 1's aggregated variance (:func:`aggregate_noise_variance`), the
+noise-scale rule c <= K against the c <= sqrt(K) that Theorem 1 gives (:func:`max_noise_scale`,
+:func:`descent_probability`), the law of the angle between random vectors and the direction
+filter's threshold, acceptance and cost (Sec. 4.2.2, Fig. 4, Table 4), and Theorem 1 checked by
+exact simulation (:func:`fixed_direction_aggregate`).  The paper's text is OCR'd roughly; each
+function says how we read its formula (the "max(1, ...)" of Algorithm 1, line 9, in
+:func:`noise_std`; which angle the filter tests, ``reading=``, in :func:`acceptance_probability`),
+as the chapter ``notebooks/adaptive_noise/01_scheme`` does.
 """
 from __future__ import annotations
 
@@ -30,7 +18,7 @@ import numpy as np
 import torch
 from scipy import integrate, special, stats
 
-from ... import seeding, validate
+from fldp import seeding, validate
 
 __all__ = [
     "noise_std", "aggregate_noise_variance", "max_noise_scale", "paper_max_noise_scale",
@@ -39,13 +27,17 @@ __all__ = [
     "cost_multiple", "descent_probability", "fixed_direction_aggregate", "theorem1_elements"
 ]
 
+#: Which angle the direction filter tests: Delta w and r, or Delta w and Delta w + r
+#: (:func:`acceptance_probability` says why "noise" is the default).
 READINGS = ("noise", "perturbed")
 
 
 def noise_std(*, c: float, update_norm: float, dim: int) -> float:
     """Per-coordinate std of client noise, sigma_k = c ||Delta w_k|| / sqrt(d) (Sec. 4.2.1,
-    Appendix A: r_k ~ N(0, I) rescaled to norm c ||Delta w_k||, so ||r_k||^2 / d per
-    coordinate)."""
+    Appendix A: r_k ~ N(0, I) rescaled to norm c ||Delta w_k||, per layer, so ||r_k||^2 / d per
+    coordinate).  Algorithm 1, line 9 prints the scale as "max(1, ...)", which we read as an OCR
+    artefact of the fraction c ||Delta w_k|| / ||r_k||: with max(1, .) the noise would be
+    N(0, I), std 1 per coordinate."""
     validate.nonnegative("c", c)
     validate.nonnegative("update_norm", update_norm)
     validate.integer("dim", dim, 1)
@@ -67,7 +59,11 @@ def max_noise_scale(*, K: int, rho: float = 1.0, dropouts: int = 0) -> float:
     """The largest c with E||sum_k r_k||^2 <= ||sum_k Delta w_k||^2 for K - d equal-norm,
     equally weighted updates whose pairwise cosine is ``rho`` (Theorem 1 with sigma_k of
     :func:`noise_std`): c^2 / K' <= rho + (1 - rho) / K', i.e.
-    c <= sqrt(K' rho + 1 - rho), K' = K - d.  The paper's rule (Sec. 4.2.1) is c <= K'.
+    c <= sqrt(K' rho + 1 - rho), K' = K - d.  The paper's rule (Sec. 4.2.1) is c <= K', "to keep
+    ||sum r_k|| <= ||sum Delta w_k||"; but from Theorem 1 itself the aggregate noise norm is
+    c / sqrt(K) times the update norm (equal weights, aligned updates), so the bound Theorem 1
+    gives is c <= sqrt(K), not c <= K (:func:`paper_max_noise_scale` is the paper's rule,
+    :func:`descent_probability` measures both).
     """
     K = validate.integer("K", K, 1)
     d = validate.integer("dropouts", dropouts, 0, K - 1, why="dropouts < K")
@@ -90,8 +86,8 @@ def _check_dim(dim) -> int:
 def angle_moments(*, dim: int) -> tuple[float, float]:
     """Mean and std (degrees) of the angle between two independent isotropic random
     vectors in R^dim (Fig. 4): density proportional to sin^(d-2)(theta) on [0, 180], mean
-    90 by symmetry; the std by quadrature (about 57.3 / sqrt(d) for large d).  dim = 1:
-    the angle is 0 or 180, std 90."""
+    90 by symmetry; the std by quadrature (about 57.3 / sqrt(d) for large d), exact from the
+    density rather than a normal approximation.  dim = 1: the angle is 0 or 180, std 90."""
     return _angle_moments(_check_dim(dim))  # validated first: the cache needs a hashable int
 
 
@@ -147,7 +143,12 @@ def acceptance_probability(*, dim: int, p: float, c: float = 1.0, reading: str =
     parameters (Sec. 4.2.2).  ``reading="noise"``: the angle between the update and the
     noise, which has the random-vector law, so P = F(theta_thres).  ``reading="perturbed"``
     (Algorithm 1, line 10): the angle between Delta w and Delta w + r with ||r|| = c ||Delta w||;
-    with phi the noise's angle, angle < theta0 iff sin(phi - theta0) < sin(theta0) / c."""
+    with phi the noise's angle, angle < theta0 iff sin(phi - theta0) < sin(theta0) / c.
+
+    Which angle the paper filters is ambiguous: Algorithm 1, line 10 says the angle between
+    Delta w and Delta w + r (``"perturbed"``); the pre-computed mean and std of Sec. 4.2.2 and
+    Table 4's costs (2.0 at p = 0, 6.3 at p = -1, 43.9 at p = -2, i.e. 1 / Phi(p)) fit only the
+    angle between Delta w and the noise r (``"noise"``, our default)."""
     validate.choice("reading", reading, READINGS)
     validate.nonnegative("c", c)  # the noise's norm relative to the update's; used by "perturbed"
     th0 = threshold(dim=dim, p=p)

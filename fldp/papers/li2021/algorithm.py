@@ -1,43 +1,16 @@
-"""Secure FedAvg (Li, Chang & Chi 2020, Algorithm 1) on the engine.
-
-The algorithm is the shared engine with:
-
-* K of N clients per round, drawn uniformly without replacement (line 22);
-* Q local SGD steps per round, each on a mini-batch of b rows drawn without replacement
-  (``sampling="fixed"``), with the step size eta_t = 0.2 / (1 + 0.01 t) on the **global**
-  step counter t (Sec. 4.1; the engine passes the global step to ``lr``);
-* gradient clipping to G each step (Sec. 4.1: "determined by performing the gradient
-  clipping on each iteration"): the paper clips the mini-batch gradient (``clip="batch"``,
-  which bounds one sample's influence only at b = 1 or through Lemma 1's coarse 2G per
-  step); ``clip="sample"`` clips each sample's gradient before averaging (DP-SGD's way), so
-  that one sample moves the mean gradient of the step that uses it by at most 2G/b; the steps
-  after it start from different iterates, where the clipped mean gradients can still differ by
-  up to 2G, so Lemma 1's proof gives Df = 4 G eta_{t+1} (Q - 1 + 1/b) (the per-sample reading:
-  Df / b at Q = 1, close to Df for large Q);
-* Gaussian noise on the uploaded model only (line 12, when mod(t+1, Q) = 0), std
-  sigma_{t,k} = z_k Df_t with z_k of eq. (9) (``rule="paper"``), or the noise the accountant
-  needs (``rule="accountant"``) for ``uploads`` uploads (the whole run by default; one upload
-  is what the paper claims, so ``uploads=1`` is eq. (9)'s target met by a sound accountant);
-* the server's (N/K) sum_k p_k w_k (line 21, ``aggregation="unbiased"``).  Over parameters
-  it multiplies the model by (N/K) sum_k p_k, which is 1 only when the sampled clients
-  hold exactly K/N of the data (:func:`scale_factors` measures it).
-
-Accounting.  One upload of client k is a Gaussian mechanism with noise multiplier
-z_k = sigma_{t,k} / Df_t (the same every round: both scale with eta_{t+1}) on the union of
-Q mini-batches.  Two sound readings, and the run's eps is the smaller:
-
-* **amplified**: sampling without replacement of Q b of n_k rows under replace-one, RDP
-  (Wang, Balle & Kasiviswanathan 2019; exact for Q = 1; for Q > 1 the union of Q batches
-  contains a row with probability 1 - (1 - b/n_k)^Q <= Q b / n_k, the same mixture the proof
-  uses, read here with the larger ratio);
-* **unamplified**: the plain Gaussian of sensitivity Df (exact profile, composed exactly).
-
-The adversary is the honest-but-curious server, who sees who uploads: the spend is
-composed over the uploads each client makes, with no amplification by client sampling.
+"""Secure FedAvg (Li, Chang & Chi 2020, Algorithm 1) on the shared engine: K of N clients per
+round run Q local SGD steps on mini-batches of b rows at the step size 0.2 / (1 + 0.01 t) of
+Sec. 4.1, clip each step's gradient to G, add Gaussian noise z_k Df_t (eq. (9), Lemma 1) to the
+model they upload, and the server forms (N/K) sum_k p_k w_k (line 21).  It holds the paper's
+model (:func:`logreg`), the engine configuration (:func:`config`, whose docstring says how each
+line is read, the two readings of the clipping included), the noise under eq. (9) or the
+accountant (:func:`calibrate`, :class:`Uplink`), a run (:func:`run`), what a run really spends
+(:func:`run_eps`, :func:`spent`: each upload read with and without amplification by subsampling,
+composed over the uploads the honest-but-curious server sees), the aggregation's scale factor
+(:func:`scale_factors`) and a simulated audit of one upload (:func:`audit_upload`).
 """
 from __future__ import annotations
 
-import math
 import warnings
 from dataclasses import dataclass
 from typing import Optional
@@ -45,10 +18,11 @@ from typing import Optional
 import numpy as np
 import torch
 
-from ... import accounting, engine, validate
-from ...data import FederatedData
-from ...models import BinaryLogReg, Model
-from . import theory as th
+from fldp.verdicts import clopper_pearson
+from fldp import accounting, engine, validate
+from fldp.data import FederatedData
+from fldp.models import BinaryLogReg, Model
+from fldp.papers.li2021 import theory as th
 
 __all__ = [
     "RULES", "CLIPS", "DELTA", "G_CLIP", "LR0", "LR_DECAY", "PaperRate", "logreg", "check",
@@ -131,7 +105,8 @@ class Calibration:
     def df(self, *, eta: float) -> float:
         """The upload's l2 sensitivity Df_t at the upload step size eta_{t+1}: Lemma 1's
         4 Q G eta_{t+1}; under per-sample clipping 4 G eta_{t+1} (Q - 1 + 1/b), since only the
-        step that uses the differing sample is bounded by 2G/b (module docstring)."""
+        step that uses the differing sample is bounded by 2G/b (:func:`config`,
+        :func:`fldp.papers.li2021.theory.per_sample_sensitivity`)."""
         if self.clip == "sample":
             return th.per_sample_sensitivity(Q=self.Q, G=self.G, eta=eta, b=self.b)
         return th.lemma1_sensitivity(Q=self.Q, G=self.G, eta=eta)
@@ -161,8 +136,22 @@ def upload_event(*, z: float, Q: int, b: int, n_k: int, amplified: bool = True):
 
 
 def run_eps(*, z: float, Q: int, b: int, n_k: int, uploads: int, delta: float) -> dict:
-    """Whole-run eps of a client making ``uploads`` uploads: both sound readings (see the
-    module docstring) and the smaller, ``eps``."""
+    """Whole-run eps of a client making ``uploads`` uploads: both sound readings and the
+    smaller, ``eps``.
+
+    One upload of client k is a Gaussian mechanism with noise multiplier
+    z_k = sigma_{t,k} / Df_t (the same every round: both scale with eta_{t+1}) on the union of
+    Q mini-batches.  The two readings:
+
+    * **amplified**: sampling without replacement of Q b of n_k rows under replace-one, RDP
+      (Wang, Balle & Kasiviswanathan 2019; exact for Q = 1; for Q > 1 the union of Q batches
+      contains a row with probability 1 - (1 - b/n_k)^Q <= Q b / n_k, the same mixture the
+      paper's proof uses, read here with the larger ratio);
+    * **unamplified**: the plain Gaussian of sensitivity Df (exact profile, composed exactly).
+
+    The adversary is the honest-but-curious server, who sees who uploads: the spend is
+    composed over the uploads each client makes, with no amplification by client sampling.
+    """
     amp = accounting.epsilon(accounting.self_composed(upload_event(z=z, Q=Q, b=b, n_k=n_k), count=uploads),
                              delta=delta, accountant="rdp", relation="replace_one")
     plain = accounting.epsilon(accounting.self_composed(accounting.gaussian(noise_multiplier=z),
@@ -186,6 +175,8 @@ def calibrate(*, eps: float, n: np.ndarray, N: int, K: int, Q: int, b: int, roun
     amplification.  ``rule="accountant"``: the smallest z with which a client making
     ``uploads`` uploads (default ``rounds``) spends at most (eps, delta) in all (the
     amplified reading; by inversion), the same z for every client of the smallest size.
+    ``uploads`` is the whole run by default; one upload is what the paper claims, so
+    ``uploads=1`` is eq. (9)'s target met by a sound accountant.
     ``clip`` (``"batch"`` or ``"sample"``) sets the sensitivity the multipliers are applied to
     (:meth:`Calibration.df`), not the multipliers.  Cached: repeats of a setting (seeds)
     calibrate once.
@@ -245,8 +236,27 @@ class Uplink(engine.NoiseUplink):
 def config(*, Q: int, b: int, K: int, rounds: int, G: float = G_CLIP, clip: str = "batch",
            eta0: float = LR0, decay: float = LR_DECAY, private: bool = True, seed: int = 0,
            eval_every: int = 1, eval_train: bool = True, device: str = "cpu") -> engine.FLConfig:
-    """The engine configuration of secure FedAvg (see the module docstring).  ``private=False``
-    gives the paper's "without DP" (sigma = 0): the same clipping, no noise."""
+    """The engine configuration of secure FedAvg (Li, Chang & Chi 2020, Algorithm 1).
+    ``private=False`` gives the paper's "without DP" (sigma = 0): the same clipping, no noise.
+    The engine with:
+
+    * K of N clients per round, drawn uniformly without replacement (line 22);
+    * Q local SGD steps per round, each on a mini-batch of b rows drawn without replacement
+      (``sampling="fixed"``), with the step size eta_t = 0.2 / (1 + 0.01 t) on the **global**
+      step counter t (Sec. 4.1; the engine passes the global step to ``lr``, :class:`PaperRate`);
+    * gradient clipping to G each step (Sec. 4.1: "determined by performing the gradient
+      clipping on each iteration"): the paper clips the mini-batch gradient (``clip="batch"``,
+      which bounds one sample's influence only at b = 1 or through Lemma 1's coarse 2G per
+      step); ``clip="sample"`` clips each sample's gradient before averaging (DP-SGD's way), so
+      that one sample moves the mean gradient of the step that uses it by at most 2G/b; the
+      steps after it start from different iterates, where the clipped mean gradients can still
+      differ by up to 2G, so Lemma 1's proof gives Df = 4 G eta_{t+1} (Q - 1 + 1/b) (the
+      per-sample reading: Df / b at Q = 1, close to Df for large Q);
+    * Gaussian noise on the uploaded model only (line 12, when mod(t+1, Q) = 0), std
+      sigma_{t,k} = z_k Df_t (:class:`Uplink`, :func:`calibrate`);
+    * the server's (N/K) sum_k p_k w_k (line 21, ``aggregation="unbiased"``;
+      :func:`scale_factors`).
+    """
     validate.choice("clip", clip, CLIPS)
     return engine.FLConfig(
         num_rounds=rounds, local_steps=Q, batch_size=b, sampling="fixed", lr=PaperRate(eta0, decay),
@@ -257,7 +267,9 @@ def config(*, Q: int, b: int, K: int, rounds: int, G: float = G_CLIP, clip: str 
 
 def scale_factors(data: FederatedData, *, K: int, rounds: int, seed: int = 0) -> np.ndarray:
     """(N/K) sum_{k in S_t} p_k for the clients the engine selects in rounds 1..``rounds``:
-    the factor by which line 21's aggregation scales the model (1 for equal clients)."""
+    the factor by which line 21's aggregation scales the model (1 for equal clients).  Over
+    parameters the server's (N/K) sum_k p_k w_k multiplies the model by this factor, which is 1
+    only when the sampled clients hold exactly K/N of the data."""
     cfg = engine.FLConfig(num_rounds=rounds, local_steps=1, clients_per_round=K, seed=seed)
     p = data.weights.double()
     return np.array([float(data.num_clients / K * p[engine.select_clients(cfg, data.num_clients, t)].sum())
@@ -289,7 +301,7 @@ def run(model: Model, data: FederatedData, *, eps: float = 0.5, Q: int = 1, b: i
 
 def spent(history, cal: Calibration) -> dict:
     """What the run really spent at ``cal.delta``: each client's uploads composed under both
-    readings (module docstring), the smaller per client, then the worst client (``eps``);
+    readings (:func:`run_eps`), the smaller per client, then the worst client (``eps``);
     ``amplified`` / ``unamplified`` are the worst clients of each reading alone.  Both
     grow with the number of uploads, so among clients of equal noise only the one that
     uploaded most is accounted."""
@@ -329,7 +341,7 @@ def audit_upload(*, eps: float, delta: float, Q: int, b: int, n_k: int, trials: 
     1 - ``alpha`` (:func:`fldp.audit.eps_from_rates`).  ``resolution``: what perfect
     separation of the second half would certify.
     """
-    from ... import audit
+    from fldp import audit
 
     trials = validate.integer("trials", trials, 8)
     q = th.sampling_ratio(b=b, n_k=n_k, Q=Q)
@@ -341,8 +353,8 @@ def audit_upload(*, eps: float, delta: float, Q: int, b: int, n_k: int, trials: 
 
     def bound(out, inn, t):
         tp, fp = int((inn >= t).sum()), int((out >= t).sum())
-        tpr_lo = audit.clopper_pearson(tp, len(inn), alpha=alpha)[0]
-        fpr_hi = audit.clopper_pearson(fp, len(out), alpha=alpha)[1]
+        tpr_lo = clopper_pearson(tp, len(inn), alpha=alpha)[0]
+        fpr_hi = clopper_pearson(fp, len(out), alpha=alpha)[1]
         return audit.eps_from_rates(tpr=tpr_lo, fpr=fpr_hi, delta=delta), tp, fp
 
     sel = np.concatenate([s_out[:h], s_in[:h]])

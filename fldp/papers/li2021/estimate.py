@@ -22,9 +22,9 @@ from dataclasses import asdict, dataclass
 
 import torch
 
-from ... import engine, validate
-from ...data import FederatedData
-from ...models import BinaryLogReg
+from fldp import engine, validate
+from fldp.data import FederatedData
+from fldp.models import BinaryLogReg
 
 __all__ = ["Constants", "newton", "estimate_constants"]
 

@@ -4,9 +4,9 @@
 :func:`secure_fedavg_run` is one secure FedAvg run (:func:`fldp.papers.li2021.algorithm.run`)
 whose keyword arguments are its whole configuration (the split of Adult and its seed, the
 model's lambda, eps, Q, b, K, rounds, clipping, noise rule, step size, run seed, evaluation), so
-:class:`fldp.store.RunStore` keys it completely and a sweep's workers can import it by name.
+:class:`fldp.repro.store.RunStore` keys it completely and a sweep's workers can import it by name.
 :func:`setting` builds one setting's configuration (every argument explicit, the seed left out);
-:func:`summaries_over_seeds` runs many settings over the seeds in ONE :func:`fldp.sweep.run_all` call
+:func:`seed_summaries` runs many settings over the seeds in ONE :func:`fldp.repro.sweep.run_all` call
 (a parallel backend runs them side by side) and summarises each setting as
 :func:`fldp.verdicts.over_seeds` does; :mod:`fldp.verdicts` turns the summaries into the
 register's verdicts (``final_values``, ``best_of``, ``combine``).
@@ -15,13 +15,15 @@ from __future__ import annotations
 
 from typing import Any, Dict, Hashable, Mapping, Optional, Sequence
 
-from ... import data, models, sweep
-from ... import store as S
-from ...store import RunStore
-from . import algorithm as alg
+from fldp import data
+
+from fldp.repro import sweep
+from fldp.repro import store as S
+from fldp.repro.store import RunStore
+from fldp.papers.li2021 import algorithm as alg
 
 __all__ = [
-    "federated_data", "secure_fedavg_run", "setting", "summaries_over_seeds", "constants_run",
+    "federated_data", "secure_fedavg_run", "setting", "seed_summaries", "constants_run",
     "READINGS"
 ]
 
@@ -74,11 +76,11 @@ def setting(eps: Optional[float], Q: int, b: int, K: int, **fixed) -> dict:
     return S.full_config(secure_fedavg_run, {**fixed, "eps": eps, "Q": Q, "b": b, "K": K}, omit=("seed",))
 
 
-def summaries_over_seeds(store: Optional[RunStore], seeds: Sequence[int],
+def seed_summaries(store: Optional[RunStore], seeds: Sequence[int],
                          settings: Mapping[Hashable, Mapping[str, Any]]) -> Dict[Hashable, dict]:
     """:func:`secure_fedavg_run` for every setting (a configuration without the seed, e.g. from
-    :func:`setting`) and every seed, in one :func:`fldp.sweep.run_all` call through ``store``
-    (a plain call per run when ``store`` is None; :func:`fldp.sweep.seed_summaries`).  Returns,
+    :func:`setting`) and every seed, in one :func:`fldp.repro.sweep.run_all` call through ``store``
+    (a plain call per run when ``store`` is None; :func:`fldp.repro.sweep.seed_summaries`).  Returns,
     per key of ``settings``, :func:`fldp.verdicts.over_seeds` of ``acc`` and ``eps_run`` plus
     ``rounds`` (the first seed's) and ``eps_claim`` (the setting's eps, None without DP)."""
     return sweep.seed_summaries(secure_fedavg_run, settings, seeds, store=store,
@@ -93,7 +95,7 @@ def constants_run(*, scheme: str, clients_per_class: Optional[str] = None, N: in
     regression (lambda = ``l2``) on Adult split over ``N`` clients, the optima by Newton
     (:func:`fldp.papers.li2021.estimate.estimate_constants`), as the run store keeps them
     (``notebooks/li2021/02_convergence``); ``estimate.Constants(**result)`` gives them back."""
-    from . import estimate
+    from fldp.papers.li2021 import estimate
 
     fed = federated_data(N, scheme, clients_per_class, data_seed)
     return estimate.estimate_constants(alg.logreg(fed.x_train.shape[1], l2=l2), fed, iters=iters).as_dict()

@@ -1,16 +1,15 @@
 """The formulas of Li, Chang & Chi, "Secure Federated Averaging Algorithm with Differential
 Privacy" (IEEE MLSP 2020), as pure functions: the step sizes, Lemma 1's sensitivity,
 amplification by subsampling (Sec. 2.3, eq. (7)-(9)), Theorem 1's bound (eq. (12)) and
-Remark 1's communication rounds (eq. (13)).
-
-Every function takes keyword-only arguments named after the paper's symbols and names the
-equation it implements.  Symbols (Sec. 2): client k holds ``n_k`` samples and runs ``Q``
-local SGD steps on mini-batches of size ``b`` between two uploads, so one upload touches the
-fraction ``q = Q b / n_k`` of its data; ``Df`` (``sensitivity_df``) is the l2 sensitivity of
-the upload (Lemma 1: ``Df = 4 Q G eta_{t+1}`` with ``G`` the gradient-norm bound).
-Sec. 3: ``L`` smoothness, ``mu`` strong convexity, ``kappa = L/mu``, ``gamma_k^2`` the
-variance of a one-sample gradient, ``Gamma`` the heterogeneity, ``M`` the model dimension,
-``n`` the total number of samples, ``N`` clients of which ``K`` are sampled per round.
+Remark 1's communication rounds (eq. (13)).  Every function takes keyword-only arguments named
+after the paper's symbols and names the equation it implements.  Symbols (Sec. 2): client k
+holds ``n_k`` samples and runs ``Q`` local SGD steps on mini-batches of size ``b`` between two
+uploads, so one upload touches the fraction ``q = Q b / n_k`` of its data; ``Df``
+(``sensitivity_df``) is the l2 sensitivity of the upload (Lemma 1: ``Df = 4 Q G eta_{t+1}`` with
+``G`` the gradient-norm bound).  Sec. 3: ``L`` smoothness, ``mu`` strong convexity,
+``kappa = L/mu``, ``gamma_k^2`` the variance of a one-sample gradient, ``Gamma`` the
+heterogeneity, ``M`` the model dimension, ``n`` the total number of samples, ``N`` clients of
+which ``K`` are sampled per round.
 """
 from __future__ import annotations
 
@@ -57,34 +56,11 @@ def lemma1_sensitivity(*, Q: int, G: float, eta: float) -> float:
     paper states it.
 
     Source: Li, Chang & Chi 2020, Lemma 1 (eq. (10)-(11)); it assumes
-    ``eta_{t+1-Q+tau} <= 2 eta_{t+1}`` for tau = 0..Q-1 (see :func:`lemma1_lr_ratio`).
-
-    The proof re-derived step by step (``v_tau = g_tau(D) - g_tau(D')``, ``eta_tau`` short for
-    ``eta_{t+1-Q+tau}``, tau = 0..Q-1):
-
-    1. eq. (10): ``w(D) - w(D') = -sum_tau eta_tau v_tau``.  The two gradients of step tau are
-       taken at *different* iterates (the trajectories on D and D' separate after the first
-       step), so ``v_tau`` is not the gradient difference of one sample at one point; only
-       Assumption 4 (``||g|| <= G`` at every iterate of both trajectories) bounds it:
-       ``||v_tau|| <= 2G``.  No smoothness is used, so nothing tighter follows.
-    2. First inequality of (11): ``||sum_tau eta_tau v_tau||^2 <= 4 eta_{t+1}^2
-       ||sum_tau v_tau||^2``.  **Slip**: a step size that varies with tau cannot be pulled out
-       of the norm of a sum (the ``v_tau`` may cancel in the unweighted sum and not in the
-       weighted one).  What holds is the triangle inequality: ``||sum_tau eta_tau v_tau|| <=
-       sum_tau eta_tau ||v_tau|| <= 2 eta_{t+1} sum_tau ||v_tau||``.
-    3. Second inequality: ``||sum_tau v_tau||^2 <= Q^2 sum_tau ||v_tau||^2``.  **Slip**:
-       Cauchy-Schwarz gives ``Q sum_tau ||v_tau||^2``; with the printed ``Q^2`` the last step
-       (Q terms, each ``||v_tau||^2 <= 4 G^2``) would give ``16 Q^3 G^2 eta_{t+1}^2``, not the
-       printed ``16 Q^2 G^2 eta_{t+1}^2``.  With ``Q`` (or with step 2's triangle inequality:
-       ``<= 2 eta_{t+1} Q 2G``) the printed result follows, so the two slips leave the lemma's
-       value a valid **upper bound** (the lemma writes it as the maximum, "=", which it is not).
-    4. The bound is **loose by up to a factor 2**: the factor 2 of the assumption
-       ``eta_tau <= 2 eta_{t+1}`` is spent even where the step sizes are nearly equal.  Without
-       it the proof's own steps give ``2 G sum_tau eta_tau`` (:func:`lemma1_sensitivity_steps`);
-       for the schedule of Sec. 4.1 that is 0.505 of this value at Q = 1 and 0.527 at Q = 10
-       (first upload), so eq. (9)'s noise is about twice what its own argument needs.
-
-    The value returned is the paper's, unchanged.
+    ``eta_{t+1-Q+tau} <= 2 eta_{t+1}`` for tau = 0..Q-1 (see :func:`lemma1_lr_ratio`).  The value
+    returned is the paper's, unchanged: re-derived step by step (in the chapter
+    ``notebooks/li2021/02_convergence``), it is a valid but loose upper bound, up to twice the
+    :func:`lemma1_sensitivity_steps` that the proof's own steps give (about twice for the
+    schedule of Sec. 4.1).
     """
     Q = validate.integer("Q", Q, 1)
     return 4.0 * Q * validate.positive("G", G) * validate.positive("eta", eta)
@@ -99,8 +75,8 @@ def lemma1_sensitivity_steps(*, G: float, etas) -> float:
     triangle inequality, ``||w(D) - w(D')|| <= sum_tau eta_tau ||g_tau(D) - g_tau(D')|| <=
     2 G sum_tau eta_tau`` (Assumption 4).  At most :func:`lemma1_sensitivity` whenever the
     lemma's assumption holds; ``etas`` are the Q step sizes of the upload (e.g.
-    ``paper_lr(t=range(t + 1 - Q, t + 1))``).  See :func:`lemma1_sensitivity` for the
-    derivation.
+    ``paper_lr(t=range(t + 1 - Q, t + 1))``).  The derivation, step by step, is in the chapter
+    ``notebooks/li2021/02_convergence``.
     """
     G = validate.positive("G", G)
     etas = validate.array("etas", etas, validate.positive)

@@ -16,10 +16,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Optional
 
-from ... import accounting, engine, validate
-from . import theory as th
-from ...data import FederatedData
-from ...models import Model
+from fldp import accounting, engine, validate
+from fldp.papers.wei2020 import theory as th
+from fldp.data import FederatedData
+from fldp.models import Model
 
 __all__ = ["Calibration", "calibrate", "SENSITIVITIES", "calibrate_accountant", "run"]
 

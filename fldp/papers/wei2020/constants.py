@@ -24,11 +24,11 @@ from typing import Optional, Sequence
 import numpy as np
 import torch
 
-from ... import seeding, validate
-from ...curvature import pl_constant, smoothness, trajectory_statistics
-from ...data import FederatedData
-from ...models import Model
-from . import algorithm as nbafl
+from fldp import seeding, validate
+from fldp.curvature import pl_constant, smoothness, trajectory_statistics
+from fldp.data import FederatedData
+from fldp.models import Model
+from fldp.papers.wei2020 import algorithm as nbafl
 
 __all__ = ["choose_mu", "estimate_constants", "nonprivate_trajectory", "estimate_nbafl_constants"]
 

@@ -1,6 +1,6 @@
 """Wei et al. 2020 (NbAFL), Sec. III-IV: the expensive computations of ``notebooks/wei2020/02``
 and ``03``, as the run store keeps them (every setting is a keyword argument, so
-:class:`fldp.store.RunStore` keys each run completely).
+:class:`fldp.repro.store.RunStore` keys each run completely).
 
 * :func:`lemma1_pairs`: Lemma 1 by brute force (02): the local solver trained on neighbouring
   pairs (D, D') (:mod:`fldp.sensitivity`), reduced to the clipped distances the notebook uses.
@@ -12,7 +12,7 @@ and ``03``, as the run store keeps them (every setting is a keyword argument, so
 * :func:`calibrated_run` (08): NbAFL calibrated by the accountant to a whole-run target with the
   sensitivity a caller picks, 2C/m (the paper's) or 2C (what clipping guarantees), and
   :func:`calibrated_summary_over_seeds`, its runs over seeds summarised as
-  :func:`fldp.papers.wei2020.simulations.summary_over_seeds` summarises ``nbafl_run``'s (the runs of
+  :func:`fldp.papers.wei2020.simulations.seed_summary` summarises ``nbafl_run``'s (the runs of
   one seed share the data split, model, batches and noise streams with ``nbafl_run``'s).
 """
 from __future__ import annotations
@@ -21,9 +21,9 @@ from typing import Optional, Sequence
 
 import torch
 
-from ... import data, engine, mechanisms as M, models, sensitivity
-from . import constants
-from . import algorithm as nbafl
+from fldp import data, engine, mechanisms as M, models, sensitivity
+from fldp.papers.wei2020 import constants
+from fldp.papers.wei2020 import algorithm as nbafl
 
 __all__ = [
     "clipped_distance", "lemma1_pairs", "lemma1_descent", "eq16_noise", "nbafl_constants",
@@ -129,7 +129,7 @@ def calibrated_run(*, N: int, T: int, eps: Optional[float], delta: float, C: flo
     non-private.  Returns what :func:`fldp.papers.wei2020.simulations.nbafl_run` returns (loss and
     accuracy curves, rounds, final model norm, calibration, realised eps by PLD); with
     ``sensitivity="2C/m"`` it is that function's run with ``rule=where`` (tested)."""
-    from .simulations import dataset, run_record  # MNIST split iid over N clients, cached per process
+    from fldp.papers.wei2020.simulations import dataset, run_record  # MNIST split iid over N clients, cached per process
 
     fed = dataset(N, seed, subsample, max_test)
     cal = None if eps is None else nbafl.calibrate_accountant(eps=eps, delta=delta, C=C, N=N, T=T, m=fed.m, where=where,
@@ -144,8 +144,8 @@ def calibrated_summary_over_seeds(store, seeds: Sequence[int], **config) -> dict
     """:func:`calibrated_run` for every seed through the run store (``store=None``: plain calls),
     summarised over seeds by their final values (``train_loss``, ``test_acc``, ``w_norm`` and,
     where every run kept it, ``test_loss``: each ``{"runs", "mean", "min", "max", "std"}``), plus
-    the per-seed spends and the first seed's calibration: ``simulations.summary_over_seeds(...,
+    the per-seed spends and the first seed's calibration: ``simulations.seed_summary(...,
     last=True)`` with this run function."""
-    from .simulations import summary_over_seeds
+    from fldp.papers.wei2020.simulations import seed_summary
 
-    return summary_over_seeds(store, seeds, last=True, fn=calibrated_run, **config)
+    return seed_summary(store, seeds, last=True, fn=calibrated_run, **config)

@@ -22,15 +22,17 @@ from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
-from ... import accounting, data, models, plots, sweep, validate
-from ... import verdicts as V
-from ...store import RunStore
-from . import algorithm as nbafl
+from fldp import accounting, data, models, plots, validate
+
+from fldp.repro import sweep
+from fldp import verdicts as V
+from fldp.repro.store import RunStore
+from fldp.papers.wei2020 import algorithm as nbafl
 
 __all__ = [
-    "dataset", "nbafl_run", "run_record", "RULES", "CLIP", "clip_only", "summary_over_seeds",
+    "dataset", "nbafl_run", "run_record", "RULES", "CLIP", "clip_only", "seed_summary",
     "Reading", "Runner", "final", "NO_BASELINE", "curves", "UNIFORM_LOSS", "Check", "record",
-    "gate_untrained", "order_check", "order_claim", "gate_noise_power", "broadcast_noise",
+    "gate_loss_untrained", "order_check", "order_claim", "gate_noise_power", "broadcast_noise",
     "gate_krandom", "collapse", "clipping_note", "server_noise_note", "map_cell", "reading_note",
     "separation", "side_by_side", "eps_label", "SOURCES", "fig_eps", "clipping_share",
     "fig_clients", "fig_T", "fig_K", "spend_table", "delta_warning", "gated", "krandom_map"
@@ -95,11 +97,11 @@ def clip_only(*, C: float, N: int, T: int, m: int, K: Optional[int] = None) -> n
                              "clipping only, no noise")
 
 
-def summary_over_seeds(store: Optional[RunStore], seeds: Sequence[int], *, last: bool = False,
+def seed_summary(store: Optional[RunStore], seeds: Sequence[int], *, last: bool = False,
                        fn: Optional[Callable] = None, **config) -> dict:
     """:func:`nbafl_run` (or ``fn``, a run function returning :func:`run_record`'s dict, e.g.
     :func:`fldp.papers.wei2020.experiments.calibrated_run`) at ``config`` for every seed through the
-    run store (a plain call when ``store`` is None; :func:`fldp.sweep.seed_summaries`), summarised
+    run store (a plain call when ``store`` is None; :func:`fldp.repro.sweep.seed_summaries`), summarised
     as :func:`fldp.verdicts.over_seeds` does for the loss and accuracy curves (``last=True``: their
     final values only) and the final model norm; plus the rounds, the per-seed spends and the first
     seed's calibration (a dict)."""
@@ -151,13 +153,13 @@ class Runner:
     def runs(self, eps: Optional[float], *, n: Optional[int] = None, T: Optional[int] = None,
              K: Optional[int] = None, final_only: bool = False, sub: Union[int, None, str] = "default",
              lr: Optional[float] = None):
-        """``(summary, calibration)``: :func:`summary_over_seeds` of the training loss, test loss and
+        """``(summary, calibration)``: :func:`seed_summary` of the training loss, test loss and
         accuracy and final model norm (plus ``"rounds"``); ``eps=None`` is the non-private
         baseline (calibration None), ``eps=CLIP`` the clipped, noiseless one."""
         n, T, r = n or self.N, T or self.T, self.reading
         sub = self.subsample if sub == "default" else sub
         extra = {"rule": "clip"} if eps == CLIP else {}
-        out = summary_over_seeds(self.store, self.seeds, N=n, T=T, eps=None if eps == CLIP else eps, delta=self.delta,
+        out = seed_summary(self.store, self.seeds, N=n, T=T, eps=None if eps == CLIP else eps, delta=self.delta,
                                  C=r.C, L=r.L_for(T), K=K, mu=r.mu, lr=lr or r.lr, local_epochs=r.local_epochs,
                                  batch_size=r.batch_size, subsample=sub, max_test=self.max_test,
                                  eval_every=T if final_only else 1, **extra)
@@ -240,7 +242,7 @@ class Check:
 
 
 def record(rec, check: Check, *, setting: str, setting_note: str = "", kind: str = "paper", note: str = "") -> str:
-    """Record ``check`` as a claim of ``rec`` (:meth:`fldp.results.Recorder.claim`) at
+    """Record ``check`` as a claim of ``rec`` (:meth:`fldp.repro.results.Recorder.claim`) at
     ``setting`` (``setting_note``: the reading or the reduction); ``note`` is added to the
     check's own.  Returns the verdict's label."""
     return rec.claim(check.id, check.statement, kind=kind, source=check.source, setting=setting,
@@ -248,7 +250,7 @@ def record(rec, check: Check, *, setting: str, setting_note: str = "", kind: str
                      measured=check.measured, note=" ".join(n for n in (check.note, note) if n))
 
 
-def gate_untrained(groups: Sequence, labels: Sequence[str], *, ceiling: float = UNIFORM_LOSS) -> Optional[V.Verdict]:
+def gate_loss_untrained(groups: Sequence, labels: Sequence[str], *, ceiling: float = UNIFORM_LOSS) -> Optional[V.Verdict]:
     """``inconclusive: diverged`` when some seed of some setting ends with a final loss that is
     not finite or lies above ``ceiling`` (the uniform predictor's loss: the run did not train)."""
     return V.gate_untrained(dict(zip(labels, groups)), limit=ceiling, higher_is_better=False)
@@ -258,11 +260,11 @@ def order_check(claim_id: str, statement: str, groups: Sequence, labels: Sequenc
                 falsifier: str = "", gate: Optional[V.Verdict] = None, note: str = "") -> Check:
     """The claim that the per-seed values in ``groups`` (one array per setting, every array in
     the same seed order) fall in the given decreasing order, judged on paired seeds
-    (:func:`fldp.verdicts.ordering`) after ``gate`` and :func:`gate_untrained`; the
+    (:func:`fldp.verdicts.ordering`) after ``gate`` and :func:`gate_loss_untrained`; the
     measurement is the mean per setting."""
     falsifier = falsifier or ("a consecutive pair in the wrong order: the setting claimed higher ending below the next "
                               "on paired seeds, the 95 % interval of the mean difference lying below 0")
-    verdict = V.first(gate, gate_untrained(groups, labels), lambda: V.ordering(groups, labels))
+    verdict = V.first(gate, gate_loss_untrained(groups, labels), lambda: V.ordering(groups, labels))
     return Check(claim_id, statement + " (on paired seeds)", source, falsifier, verdict,
                  {"mean": {lab: round(float(np.mean(g)), 5) for lab, g in zip(labels, groups)}}, note)
 
@@ -363,10 +365,10 @@ def map_cell(groups: Sequence, eps_list: Sequence[float], *, start: float):
     ``(row, verdict)``: the mean loss per setting, ``progress`` (the share of the non-private
     loss drop that the least noisy private setting reaches), the descriptive separation of
     :func:`separation` (``min z``, ``all seeds apart``) and the verdict of Remark 2's ordering
-    on paired seeds (:func:`fldp.verdicts.ordering`, after :func:`gate_untrained`)."""
+    on paired seeds (:func:`fldp.verdicts.ordering`, after :func:`gate_loss_untrained`)."""
     labels = [eps_label(e) for e in eps_list] + ["non-private"]
     sep = separation(groups)
-    verdict = V.first(gate_untrained(groups, labels), lambda: V.ordering(groups, labels))
+    verdict = V.first(gate_loss_untrained(groups, labels), lambda: V.ordering(groups, labels))
     means = [float(np.mean(g)) for g in groups]
     row = {**{f"loss eps={e}": v for e, v in zip(eps_list, means)}, "loss non-private": means[-1],
            "progress": (start - means[-2]) / (start - means[-1]), "min z": sep["min_z"],

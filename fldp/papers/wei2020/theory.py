@@ -1,68 +1,14 @@
-"""Closed-form results of Wei et al. 2020 (NbAFL, IEEE TIFS 15) as pure functions.
-
-Every public function takes keyword-only arguments named after the paper's symbols
-(``sigma_downlink(C=20, m=1200, N=50, T=25, L=1, eps=60, c=c)``) and names the equation it
-implements and its validity range.  Inputs are floats (``T`` may also be a numpy array where
-noted); arguments are checked with :mod:`fldp.validate`, and ambiguous input (both ``c`` and
-``delta`` to :func:`sigma_uplink`) is refused.  The named tuples of constants unpack into the
-bound functions by name: ``theorem2_bound(T=T, eps=eps, Theta=Theta, **k._asdict())``.
-
-Findings from re-deriving the paper (tested in ``tests/test_wei2020_theory.py``):
-
-* kappa sign: (62) sums ``sum_{t<T} P^t = (1 - P^T)/(1 - P)``, so the main-text (18)-(19)
-  with ``(1 - P)`` are right; Appendix E's ``(P - 1)`` makes both noise terms negative for
-  0 < P < 1 (more noise would lower the bound).  ``kappa_sign="appendix"`` evaluates it.
-* 2C = 1: (61) takes ``E||n|| = sigma_A sqrt(2N/pi)`` and ``E||n||^2 = sigma_A^2 N`` (the
-  half-normal mean ``sigma_A sqrt(2/pi)`` times sqrt(N), as if n had N i.i.d. coordinates),
-  with ``sigma_A = c T Ds_D / eps``; (62) then "sets Ds_D = 1/N".  Its middle line has no m
-  at all, while the final kappa_0, kappa_1 carry 1/m and 1/m^2, i.e. they correspond to
-  ``Ds_D = 1/(mN)`` = Theorem 1's ``2C/(mN)`` with 2C = 1.  ``scale=2C`` restores the
-  clipping bound: the kappa_1 term scales with 2C, the kappa_0 term with (2C)^2.  It still
-  counts N where the d model coordinates belong (D2 below: ``moments="derived"``).
-* Theorem 3's (23) drops a further sqrt(N) (linear term) and N (quadratic term) relative to
-  its own (100) with ``Ds_D = 1/(mK)``; ``moments="eq100"`` puts them back.
-* (20) is the exact second derivative of (17).
-* Lemma 4: (75)'s switch ``T > b L sqrt(K)`` and (76)/(21)'s ``T > eps/gamma`` are the same
-  condition whenever b is defined (eq. 69).  Where b is undefined, T < -eps/ln(1-q) < eps/gamma,
-  i.e. (21) would pick sigma_D = 0.  At the paper's own Fig. 4-5 point (N=50, K=20, T=25,
-  eps in {50, 60, 100}) b is undefined: (69) needs T > 97.9, 117.5, 195.8.
-* K = N gives b = 1, eps/gamma = L sqrt(N): Lemma 4 reduces exactly to Theorem 1.
-
-Re-derived symbol by symbol (issue 22; the printed forms stay the defaults, the corrected ones
-are options; tested in ``tests/test_wei2020_theory.py``).  sigma_U, sigma_D and sigma_A are
-per-coordinate standard deviations (Sec. II-C, after Lemma 3) and n lies in R^d, d = the number
-of model coordinates (the paper never names it; 203,530 for its MLP 784-256-10):
-
-* (U) The proof assumes clipping is inactive: (45) uses the unclipped local minimiser's
-  first-order condition while Algorithm 1 line 8 clips, so the bounds cover ||argmin J_i|| <= C.
-* D1, Lemma 3, lambda1 (13): the noise enters (45) with coefficient 1, not 1/mu, so the paper's
-  own route gives lambda1 = 1 + rho B/mu (printed: 1/mu + rho B/mu); with n independent of the
-  model and zero-mean, E[grad F^T n] = 0 and lambda1 = 0.  ``lambda1="paper"|"derived"|"independent"``.
-* D2, Theorem 2's moments (61): E||n||^2 = d sigma_A^2 and E||n|| = chi_d sigma_A, chi_d =
-  sqrt(2) Gamma((d+1)/2)/Gamma(d/2) ~ sqrt(d) (:func:`noise_moments`); (61) has N clients where
-  the d coordinates belong (N is already inside sigma_A) and the half-normal sqrt(2/pi), right
-  only for d = 1.  With Ds_D = 2C/(mN): kappa1 = lambda1 beta 2cC chi_d/(mN(1-P)), kappa0 =
-  lambda0 4c^2 C^2 d/(m^2 N^2 (1-P)) (``moments="derived"``), i.e. the printed kappa1 times
-  2C sqrt(pi d/(2N)) chi_d/sqrt(d) and kappa0 times 4C^2 d/N; no single ``scale`` gives both.
-* D3, T <= L sqrt(N): (60) holds for every T; there sigma_A is the constant sigma_U/sqrt(N)
-  (16), not c T Ds_D/eps, so the bound valid for every T is the piecewise h(T) of
-  :func:`theorem2_bound_derived` ((17) is it for T > L sqrt(N) only).  Remark 4's optimum is
-  informative iff C < :func:`remark4_C_max`.
-* D4, Theorem 3's moments and branch ((74), (100), (23)): (100) repeats D2 with N; (23) drops
-  (100)'s sqrt(N) and N; and (23) uses sigma_A = c Ds_D T/(b eps) for every T although the
-  added noise is sigma_AK^2 = sigma_D,K^2 + sigma_U^2/K with sigma_D,K = 0 where (69) fails
-  (``moments="derived"`` of :func:`theorem3_bound`, defined for every K with 0 < Q < 1).
-* D5, (99): its first line writes (1 - Q^T)/(2 l alpha2) (< 0); (1 - Q^T)/(1 - Q), as on its
-  second line and in (23), is right.
-* D6, typos that change nothing: (80) n_D^(t) for n_D^(t+1); (45) omits p_i; (101) e^{-c/K}
-  for e^{-eps/T}.
-* D7, Theorem 3's alphas ((81)-(95)): the middle line of (93) gives alpha2 = (94), alpha1 =
-  1 + 2 rho B/mu, alpha0 = rho; (95)'s extra 2 rho B sqrt(K)/(mu N) and 2 rho K/N have no
-  printed source.  The mu B/sqrt(K) term of alpha2 (which rules out K <= B^2) bounds a term
-  whose mean over the selection is 0 (85); the smoothness route with sampling without
-  replacement (88) and independent noise gives alpha2' = lambda2 + rho B^2 (N-K)/(2 mu^2 K (N-1)),
-  alpha1' = 0, alpha0' = rho/2, which some mu makes negative at every K.
-  ``alphas="paper"|"derived"|"independent"``.
+"""Closed-form results of Wei et al. 2020 (NbAFL, IEEE TIFS 15) as pure functions: the noise of
+Sec. III-A and Theorem 1 (eq. (5)-(10), (16)), Lemma 4's K-random calibration (eq. (21)-(22) with
+conditions (69) and (73)), the convergence bounds of Theorems 2 and 3 (eq. (17)-(20), (23)-(25))
+with their optima, and the privacy the classic calibration really buys.  Every public function takes
+keyword-only arguments named after the paper's symbols (``sigma_downlink(C=20, m=1200, N=50, T=25,
+L=1, eps=60, c=c)``), names the equation it implements and its validity range, and checks its
+arguments with :mod:`fldp.validate`.  The printed forms are the defaults; what re-deriving the paper
+found (the sign of kappa, 2C = 1, the moments of the noise in R^d, the alphas of Theorem 3: items U
+and D1-D7) is told in the chapter ``notebooks/wei2020/03_convergence`` and selected by options
+(``lambda1=``, ``moments=``, ``alphas=``, ``kappa_sign=``, ``scale=``), each documented where it is
+taken.
 """
 from __future__ import annotations
 
@@ -71,7 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from fldp import validate, verdicts as V
+from fldp import validate
 from fldp.validate import choice, integer, open_unit, positive, probability
 
 try:  # the shared implementation, when fldp.mechanisms exists
@@ -87,8 +33,8 @@ __all__ = [
     "theorem2_second_derivative", "theorem2_second_derivative_fd", "theorem2_optimal_T",
     "krandom_b", "krandom_gamma", "krandom_T_min", "krandom_conditions", "sigma_downlink_krandom",
     "Theorem3Constants", "theorem3_alpha2", "theorem3_Q", "theorem3_mu_min", "theorem3_constants",
-    "theorem3_bound", "theorem3_optimal_K", "remark5_verdict",
-    # issue 22: the re-derived forms (module docstring, D1-D7)
+    "theorem3_bound", "theorem3_optimal_K", "uplink_exposures_privacy",
+    # the re-derived forms (module docstring, D1-D7)
     "noise_moments", "theorem2_bound_derived", "Remark4Optimum", "theorem2_optimal_T_derived", "remark4_C_max",
     "krandom_K_min", "theorem3_C_max", "OptimalK",
 ]
@@ -829,49 +775,6 @@ def theorem3_optimal_K(*, T, eps, N, m, Theta, rho, beta, B, mu, l, c, scale=Non
     return OptimalK(K_star, vals[K_star], vals, krandom_K_min(eps=eps, T=T, N=N))
 
 
-def remark5_verdict(*, rows, N):
-    """Wei et al. 2020, Remark 5 judged on Theorem 3's bound: "an optimal K in between 0 and N"
-    beats K = N.  ``rows`` maps a label (e.g. ``"eps=60, T=200"``) to
-    ``{"K_star", "bound", "bound_K_N", "K_min_valid"}`` from :func:`theorem3_optimal_K`
-    (``K_min_valid``: the smallest K where the bound exists; ``None`` entries where it exists
-    for no K), optionally with ``"K_69"`` (:func:`krandom_K_min`, the (69) edge).  Per row:
-    **inconclusive (resolution)** when the bound exists for no K, when K* is the smallest K
-    where it exists (the optimum sits at the edge of Lemma 4's validity / of 0 < Q < 1, where the
-    bound stops being defined), or when ``|K* - K_69| <= 1`` (the optimum is the calibration's kink
-    at the (69) edge, where sigma_D,K reaches 0, not a convergence trade-off; the integer grid of
-    K cannot tell them apart): it shows no trade-off; **fails** when the minimum over K is at
-    K = N or does not beat K = N; **holds** when K_min_valid < K* < N, K* is more than 1 away
-    from K_69 and bound(K*) < bound(K = N).  Overall: fails if a row fails, holds if every row
-    holds, else inconclusive (resolution).  Returns a :class:`fldp.verdicts.Verdict`.
-    """
-    N = integer("N", N, 2)
-    if not rows:
-        raise ValueError("rows is empty: give at least one (eps, T) row of theorem3_optimal_K")
-    fails, edge, holds = [], [], []
-    for label, r in rows.items():
-        K, Kmin, b, bN = r.get("K_star"), r.get("K_min_valid"), r.get("bound"), r.get("bound_K_N")
-        K69 = r.get("K_69")
-        if K is None:
-            edge.append(f"{label}: the bound exists for no K")
-        elif K == Kmin:
-            edge.append(f"{label}: K* = {K} is the smallest K where the bound exists")
-        elif K69 is not None and abs(K - K69) <= 1:
-            edge.append(f"{label}: K* = {K} is at the (69) edge K_69 = {K69:.4g} (|K* - K_69| <= 1)")
-        elif K >= N or bN is None or not b < bN:
-            fails.append(f"{label}: K* = {K}, bound {b:.6g} vs {'undefined' if bN is None else f'{bN:.6g}'} at K = N")
-        else:
-            holds.append(label)
-    stats = {"fails": fails, "edge": edge, "holds": holds}
-    if fails:
-        return V.Verdict("fails", None, "; ".join(fails), stats)
-    if edge:
-        return V.inconclusive("resolution", f"{len(edge)} of {len(rows)} rows at the edge of validity: " + edge[0],
-                              stats=stats)
-    return V.holds_if(True, why=f"an interior K* < N beats K = N in all {len(rows)} rows", stats=stats)
-
-
-# ------------------------------------------------------------------ appended (issue 21, round 2)
-__all__ += ["uplink_exposures_privacy", "remark5_verdict_nonvacuous"]
 
 
 def uplink_exposures_privacy(*, eps, delta, L):
@@ -892,25 +795,3 @@ def uplink_exposures_privacy(*, eps, delta, L):
     L = integer("L", L, 1)
     z = gaussian_c(delta=delta) * L / eps  # sigma_U / Ds_U
     return float(M.gaussian_delta(eps=eps, sigma=z, sensitivity=math.sqrt(L))), float(M.gaussian_eps(sigma=z, delta=delta, sensitivity=math.sqrt(L)))
-
-
-def remark5_verdict_nonvacuous(*, rows, N, Theta):
-    """Wei et al. 2020, Remark 5 judged as :func:`remark5_verdict`, with a power gate: a row (``{"K_star", "bound", "bound_K_N",
-    "K_min_valid"}``) whose bound at its best K is already ``>= Theta`` (the optimality gap at
-    the start, Wei et al. 2020 eq. (17)/(23) at T = 0) is vacuous: both bounds promise no
-    progress, so their ordering says nothing about Remark 5.  Vacuous rows are set aside;
-    when every row is vacuous the verdict is ``inconclusive: no-power``, otherwise
-    :func:`remark5_verdict` on the rest.  Returns a :class:`fldp.verdicts.Verdict`.
-    """
-    positive("Theta", Theta)
-    if not rows:
-        raise ValueError("rows is empty: give at least one (eps, T) row of theorem3_optimal_K")
-    vacuous = [k for k, r in rows.items() if r.get("bound") is not None and r["bound"] >= Theta]
-    rest = {k: r for k, r in rows.items() if k not in vacuous}
-    if not rest:
-        lo = min(rows[k]["bound"] for k in vacuous)
-        return V.inconclusive("no-power", f"all {len(rows)} rows vacuous: the smallest bound over K is {lo:.6g} "
-                                          f">= Theta = {Theta:.6g}, at K* and at K = N alike", stats={"vacuous": vacuous})
-    v = remark5_verdict(rows=rest, N=N)
-    why = v.why + (f" ({len(vacuous)} vacuous rows, bound >= Theta, set aside)" if vacuous else "")
-    return V.Verdict(v.verdict, v.reason, why, {**v.stats, "vacuous": vacuous})

@@ -1,31 +1,12 @@
-"""FedSGD-DPC, FedSGD with DP on clients (Zhou et al., Algorithm 1), on the engine.
-
-The algorithm is the shared engine with:
-
-* b of N clients per round, chosen round robin (Algorithm 1's "round robin manner") or
-  uniformly at random (Sec. IV-A: "randomly selected"), ``sampler``;
-* one local gradient at the broadcast model on a q-fraction of the client's rows: every
-  row for the Laplace mechanism (q = 1, footnote 4), a Poisson sample of rate q for the
-  Gaussian one (Theorem 2; the paper's "randomly select q fraction" read as the Poisson
-  sampling its source, Abadi et al. 2016, analyses; the gradient is divided by the
-  expected batch size q d_i);
-* **per-sample** clipping of every row's gradient to xi_1 in l1 (Laplace, Assumption 1) or
-  xi_2 in l2 (Gaussian, Assumption 2) before averaging;
-* Laplace noise of Theorem 1 or Gaussian noise of Theorem 2, eq. (5), on each reply
-  (per client, from the client's own generator);
-* the server applies (N/b) sum_i (d_i/d) (g_i + w_i) with the decaying learning rate
-  eta_t (eq. (3)-(4); Algorithm 1 aggregates the parameters theta_t - eta_t (g_i + w_i),
-  which is the same step when sum (N/b) d_i/d = 1, as with the equal clients of Sec. VII).
-
-The learning rate is 0.05 initially and "decays gradually with the number of iterations"
-(Sec. VII-A3) at an unstated rate; here eta_t = lr / (1 + lr_decay (t - 1)), t = 1..T.
-
-Two calibrations (``rule``): ``"paper"``: Theorem 1 (scale 2 b T xi_1 / (N d_i eps)) and
-eq. (5) with c_2 = sqrt(2 ln(1.25/delta)) (the paper leaves c_2 unstated); ``"accountant"``:
-the noise that gives (eps, delta) for the whole run by fldp.accounting, for the number of
-replies the most-queried client really makes (round robin: ceil(bT/N); the paper assumes
-exactly bT/N), the Gaussian one as a Poisson-subsampled Gaussian (DP-SGD's calibration).
-Either way :class:`Calibration` carries ``eps_run``, what the run really spends.
+"""FedSGD-DPC, FedSGD with DP on clients (Zhou et al., Algorithm 1), on the shared engine: each
+round b of N clients are queried, each replies one local gradient at the broadcast model with
+per-sample clipping to xi_1 in l1 (Laplace, Assumption 1) or xi_2 in l2 (Gaussian, Assumption 2)
+and the noise of Theorem 1 or Theorem 2 (eq. (5)), and the server steps with
+(N/b) sum_i (d_i/d) (g_i + w_i) at a decaying learning rate (eq. (3)-(4)).  :func:`config` is
+the engine configuration (its docstring says how each step of Algorithm 1 is read),
+:func:`calibrate` the noise under the paper's rule or the accountant's and what a run really
+spends (:class:`Calibration`), :func:`uplink` the reply noise, :func:`run` a whole run and
+:func:`femnist_cnn` the paper's FEMNIST model.
 """
 from __future__ import annotations
 
@@ -36,10 +17,10 @@ from typing import Optional
 
 import numpy as np
 
-from ... import accounting, engine, validate
-from ...data import FederatedData
-from ...models import CNN, Model
-from . import theory as th
+from fldp import accounting, engine, validate
+from fldp.data import FederatedData
+from fldp.models import CNN, Model
+from fldp.papers.zhou import theory as th
 
 __all__ = [
     "MECHANISMS", "RULES", "SAMPLERS", "DEFAULT_XI", "DEFAULT_Q", "Calibration", "femnist_cnn",
@@ -128,9 +109,16 @@ def calibrate(*, mechanism: str, eps: float, b: int, T: int, N: int, d_i: int,
               sampler: str = "round_robin") -> Calibration:
     """The noise of FedSGD-DPC for budget ``eps`` (and ``delta``; for the Laplace mechanism
     ``delta`` is only where ``eps_run`` is read), b of N clients, T rounds, clients of
-    ``d_i`` rows (the smallest), sampling rate ``q``, clipping bound ``xi``.  See the
-    module docstring for ``rule``; ``c2`` (Gaussian, rule 'paper') defaults to the classic
-    sqrt(2 ln(1.25/delta)).  Cached: repeats of a setting (seeds) calibrate once."""
+    ``d_i`` rows (the smallest), sampling rate ``q``, clipping bound ``xi``.  Cached: repeats
+    of a setting (seeds) calibrate once.
+
+    Two rules.  ``rule="paper"``: Theorem 1 (scale 2 b T xi_1 / (N d_i eps)) and eq. (5) with
+    ``c2``, which defaults to the classic sqrt(2 ln(1.25/delta)) (the paper leaves c_2
+    unstated).  ``rule="accountant"``: the noise that gives (eps, delta) for the whole run by
+    :mod:`fldp.accounting`, for the number of replies the most-queried client really makes
+    (round robin: ceil(bT/N); the paper assumes exactly bT/N), the Gaussian one as a
+    Poisson-subsampled Gaussian (DP-SGD's calibration).  Either way the
+    :class:`Calibration` carries ``eps_run``, what the run really spends."""
     validate.choice("mechanism", mechanism, MECHANISMS)
     validate.choice("rule", rule, RULES)
     eps = validate.positive("eps", eps)
@@ -174,8 +162,9 @@ def calibrate(*, mechanism: str, eps: float, b: int, T: int, N: int, d_i: int,
 
 
 class DecayingRate:
-    """eta_t = lr / (1 + decay (t - 1)) for round t = 1, 2, ... (Sec. VII-A3's "0.05
-    initially, decays gradually"; the rate of decay is not stated)."""
+    """eta_t = lr / (1 + decay (t - 1)) for round t = 1, 2, ... (Sec. VII-A3: the learning rate
+    is 0.05 initially and "decays gradually with the number of iterations", at a rate the paper
+    does not state)."""
 
     def __init__(self, lr: float, decay: float):
         self.lr = validate.positive("lr", lr)
@@ -192,8 +181,25 @@ def config(*, mechanism: str, b: int, T: int, q: Optional[float] = None, xi: Opt
            lr: float = 0.05, lr_decay: float = 0.01, sampler: str = "round_robin",
            private: bool = True, seed: int = 0, eval_every: int = 1, eval_train: bool = True,
            device: str = "cpu") -> engine.FLConfig:
-    """The engine configuration of FedSGD-DPC (see the module docstring).  ``private=False``
-    gives plain FedSGD with the same sampling and no clipping or noise."""
+    """The engine configuration of FedSGD-DPC (Zhou et al., Algorithm 1).  ``private=False``
+    gives plain FedSGD with the same sampling and no clipping or noise.  The engine with:
+
+    * b of N clients per round, chosen round robin (Algorithm 1's "round robin manner") or
+      uniformly at random (Sec. IV-A: "randomly selected"), ``sampler``;
+    * one local gradient at the broadcast model on a q-fraction of the client's rows: every
+      row for the Laplace mechanism (q = 1, footnote 4), a Poisson sample of rate q for the
+      Gaussian one (Theorem 2; the paper's "randomly select q fraction" read as the Poisson
+      sampling its source, Abadi et al. 2016, analyses; the gradient is divided by the
+      expected batch size q d_i);
+    * **per-sample** clipping of every row's gradient to xi_1 in l1 (Laplace, Assumption 1) or
+      xi_2 in l2 (Gaussian, Assumption 2) before averaging;
+    * Laplace noise of Theorem 1 or Gaussian noise of Theorem 2, eq. (5), on each reply
+      (per client, from the client's own generator; :func:`uplink`);
+    * the server applies (N/b) sum_i (d_i/d) (g_i + w_i) with the decaying learning rate
+      eta_t (eq. (3)-(4); Algorithm 1 aggregates the parameters theta_t - eta_t (g_i + w_i),
+      which is the same step when sum (N/b) d_i/d = 1, as with the equal clients of Sec. VII),
+      eta_t = lr / (1 + lr_decay (t - 1)), t = 1..T (:class:`DecayingRate`).
+    """
     validate.choice("mechanism", mechanism, MECHANISMS)
     validate.choice("sampler", sampler, SAMPLERS)
     q = DEFAULT_Q[mechanism] if q is None else q

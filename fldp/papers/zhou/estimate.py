@@ -1,33 +1,12 @@
-"""The problem constants of Zhou et al.'s bounds, estimated from the data.
-
-Theorems 3-4 and Table I need mu (strong convexity, Assumption 4), lambda (smoothness,
-Assumption 3), G (Assumption 5), Lambda_i (Assumption 6), xi_1 / xi_2 (Assumptions 1-2),
-Gamma (Definition 4) and Y_0.  The paper's "Discussion of Implementation" (Sec. V-B) says
-mu, lambda, xi_1 and G "can be estimated ... by leveraging the existing algorithms
-introduced in [21], [42]" (Wang et al. 2019 measure such constants along the training
-trajectory) and gives a recipe for Y_0 and Gamma only.  :func:`estimate_constants` does
-exactly this, on a non-private FedSGD trajectory theta_0..theta_K (all N clients, every
-row, the experiments' learning rate):
-
-* **lambda** = max over clients i and ``hessian_points`` trajectory points of the largest
-  Hessian eigenvalue of F_i (power iteration, :func:`fldp.curvature.hessian_top_eigenvalue`);
-* **mu**: the smallest Hessian eigenvalue of unregularised softmax regression is exactly 0
-  (adding one vector to every class's weights leaves the loss unchanged), so Assumption 4
-  fails and the bound's gamma = 2 lambda / mu is infinite.  We take the curvature the
-  iterates see: mu = min over clients and consecutive trajectory points of the secant
-  <grad F_i(theta_{t+1}) - grad F_i(theta_t), theta_{t+1} - theta_t> / ||theta_{t+1} - theta_t||^2
-  (restricted strong convexity along the path, in the spirit of [42]'s secant estimates);
-* **G^2** = max over points and clients of the mean over the client's rows of
-  ||grad F(theta, zeta)||^2 (Assumption 5's expectation over zeta, unclipped);
-* **xi_1**, **xi_2** = max over points and rows of the l1 / l2 norm of a row's gradient
-  (Assumptions 1-2, unclipped; the experiments clip at 300 and 10);
-* **Lambda_i^2** = max over points of the mean over client i's rows of
-  ||grad F_i(theta, D_i) - grad F(theta, zeta)||^2 (Assumption 6);
-* **Y_0** = sum_i d_i/d ||theta_0 - theta_i*||^2 and **Gamma** = max_i F_i* - sum_i d_i/d F_i*
-  (the paper's recipe), with theta_i* the local model after ``local_steps`` full-batch
-  gradient steps of rate ``local_lr`` from theta_0 on client i's rows: a two-digit client's
-  data are (nearly) linearly separable, so its unregularised optimum lies at infinity and
-  theta_i* is a fixed-budget proxy (Y_0 grows with the budget; the notebook shows how much).
+"""The problem constants of Zhou et al.'s bounds, estimated from the data: mu, lambda, G,
+Lambda_i, xi_1, xi_2 (Assumptions 1-6), Gamma (Definition 4) and Y_0, which Theorems 3-4 and
+Table I need and the paper does not publish.  Its "Discussion of Implementation" (Sec. V-B) says
+mu, lambda, xi_1 and G "can be estimated ... by leveraging the existing algorithms introduced in
+[21], [42]" (Wang et al. 2019 measure such constants along the training trajectory) and gives a
+recipe for Y_0 and Gamma only.  :func:`estimate_constants` does exactly this on a non-private
+FedSGD trajectory (its docstring says how each constant is read, mu included, which Assumption 4
+leaves at 0 for unregularised softmax regression), from the per-client
+:func:`gradient_statistics`, :func:`secant_curvature` and :func:`local_optima`.
 """
 from __future__ import annotations
 
@@ -36,10 +15,10 @@ from typing import Optional
 import numpy as np
 import torch
 
-from ... import curvature, engine, validate
-from ...data import FederatedData
-from ...models import Model
-from . import algorithm as alg
+from fldp import curvature, engine, validate
+from fldp.data import FederatedData
+from fldp.models import Model
+from fldp.papers.zhou import algorithm as alg
 
 __all__ = ["gradient_statistics", "secant_curvature", "local_optima", "estimate_constants"]
 
@@ -92,14 +71,38 @@ def estimate_constants(model: Model, data: FederatedData, *, T_traj: int = 50, l
                        lr_decay: float = 0.01, local_steps: int = 200, local_lr: Optional[float] = None,
                        stat_points: int = 4, hessian_points: int = 2, hessian_iters: int = 30,
                        seed: int = 0) -> dict:
-    """mu, lambda, G, Gamma, Y_0, xi_1, xi_2, Lambda_i of ``model`` on ``data`` (module
-    docstring), with p, d, N and gamma = 2 lambda / mu.
+    """mu, lambda, G, Gamma, Y_0, xi_1, xi_2, Lambda_i of ``model`` on ``data``, with p, d, N
+    and gamma = 2 lambda / mu: the constants of Zhou et al.'s Theorems 3-4 and Table I
+    (Assumptions 1-6, Definition 4), estimated as the paper's Sec. V-B "Discussion of
+    Implementation" describes.
 
-    The trajectory: ``T_traj`` rounds of non-private FedSGD (b = N, every row, learning rate
-    ``lr / (1 + lr_decay (t - 1))``) from the seeded initial model.  Gradient statistics at
-    ``stat_points`` evenly spaced points (first and last included), Hessians at
-    ``hessian_points``; secants between every pair of consecutive points.  ``local_lr``
-    defaults to 1/lambda (gradient descent's safe step on a lambda-smooth loss).
+    The trajectory: ``T_traj`` rounds of non-private FedSGD (b = N, all N clients, every row,
+    learning rate ``lr / (1 + lr_decay (t - 1))``, the experiments' rate) from the seeded
+    initial model, theta_0..theta_K.  Gradient statistics at ``stat_points`` evenly spaced
+    points (first and last included), Hessians at ``hessian_points``; secants between every
+    pair of consecutive points.  ``local_lr`` defaults to 1/lambda (gradient descent's safe
+    step on a lambda-smooth loss).  Each constant:
+
+    * **lambda** = max over clients i and ``hessian_points`` trajectory points of the largest
+      Hessian eigenvalue of F_i (power iteration, :func:`fldp.curvature.hessian_top_eigenvalue`);
+    * **mu**: the smallest Hessian eigenvalue of unregularised softmax regression is exactly 0
+      (adding one vector to every class's weights leaves the loss unchanged), so Assumption 4
+      fails and the bound's gamma = 2 lambda / mu is infinite.  We take the curvature the
+      iterates see: mu = min over clients and consecutive trajectory points of the secant
+      <grad F_i(theta_{t+1}) - grad F_i(theta_t), theta_{t+1} - theta_t> / ||theta_{t+1} - theta_t||^2
+      (restricted strong convexity along the path, in the spirit of [42]'s secant estimates);
+    * **G^2** = max over points and clients of the mean over the client's rows of
+      ||grad F(theta, zeta)||^2 (Assumption 5's expectation over zeta, unclipped);
+    * **xi_1**, **xi_2** = max over points and rows of the l1 / l2 norm of a row's gradient
+      (Assumptions 1-2, unclipped; the experiments clip at 300 and 10);
+    * **Lambda_i^2** = max over points of the mean over client i's rows of
+      ||grad F_i(theta, D_i) - grad F(theta, zeta)||^2 (Assumption 6);
+    * **Y_0** = sum_i d_i/d ||theta_0 - theta_i*||^2 and **Gamma** = max_i F_i* - sum_i d_i/d F_i*
+      (the paper's recipe), with theta_i* the local model after ``local_steps`` full-batch
+      gradient steps of rate ``local_lr`` from theta_0 on client i's rows (:func:`local_optima`):
+      a two-digit client's data are (nearly) linearly separable, so its unregularised optimum
+      lies at infinity and theta_i* is a fixed-budget proxy (Y_0 grows with the budget;
+      ``notebooks/zhou/02_laplace`` shows how much).
     """
     T_traj = validate.integer("T_traj", T_traj, 1)
     traj = []

@@ -4,9 +4,9 @@ as the run store keeps them.
 :func:`fedsgd_dpc_run` is one FedSGD-DPC run (:func:`fldp.papers.zhou.algorithm.run`) whose
 keyword arguments are its whole configuration (data set, split, data seed, subsample, pixel
 scale, model, mechanism, budget, b, T, clipping, sampling, learning rate, run seed, evaluation),
-so :class:`fldp.store.RunStore` keys it completely and a sweep's workers can import it by name.
+so :class:`fldp.repro.store.RunStore` keys it completely and a sweep's workers can import it by name.
 :func:`setting` builds one setting's configuration (every argument explicit, the seed left out);
-:func:`summaries_over_seeds` runs many settings over the seeds in ONE :func:`fldp.sweep.run_all` call
+:func:`seed_summaries` runs many settings over the seeds in ONE :func:`fldp.repro.sweep.run_all` call
 (a parallel backend runs them side by side) and summarises each setting as
 :func:`fldp.verdicts.over_seeds` does; :mod:`fldp.verdicts` turns the summaries into the
 register's verdicts (``final_values``, ``best_of``, ``combine``).
@@ -17,13 +17,15 @@ from typing import Any, Dict, Hashable, Mapping, Optional, Sequence
 
 import numpy as np
 
-from ... import data, models, sweep, validate
-from ... import store as S
-from ...store import RunStore
-from . import algorithm as alg
+from fldp import data, models, validate
+
+from fldp.repro import sweep
+from fldp.repro import store as S
+from fldp.repro.store import RunStore
+from fldp.papers.zhou import algorithm as alg
 
 __all__ = [
-    "MODELS", "federated_data", "fedsgd_dpc_run", "setting", "summaries_over_seeds",
+    "MODELS", "federated_data", "fedsgd_dpc_run", "setting", "seed_summaries",
     "constants_run", "calibration_run"
 ]
 
@@ -82,11 +84,11 @@ def setting(mechanism: str, eps: Optional[float], b: int, T: int, *, xi1: float,
                                           "eval_every": eval_every, **extra}, omit=("seed",))
 
 
-def summaries_over_seeds(store: Optional[RunStore], seeds: Sequence[int],
+def seed_summaries(store: Optional[RunStore], seeds: Sequence[int],
                          settings: Mapping[Hashable, Mapping[str, Any]]) -> Dict[Hashable, dict]:
     """:func:`fedsgd_dpc_run` for every setting (a configuration without the seed, e.g. from
-    :func:`setting`) and every seed, in one :func:`fldp.sweep.run_all` call through ``store``
-    (a plain call per run when ``store`` is None; :func:`fldp.sweep.seed_summaries`).  Returns,
+    :func:`setting`) and every seed, in one :func:`fldp.repro.sweep.run_all` call through ``store``
+    (a plain call per run when ``store`` is None; :func:`fldp.repro.sweep.seed_summaries`).  Returns,
     per key of ``settings``, :func:`fldp.verdicts.over_seeds` of ``loss``, ``acc`` and ``eps_run``
     (NaN when not private) plus ``rounds`` (the first seed's) and ``calibration`` (the first
     seed's, a dict or None)."""
@@ -105,7 +107,7 @@ def constants_run(*, N: int = 10, split: Optional[str] = "classes", data_seed: i
     logistic regression on MNIST split over ``N`` clients, estimated along a non-private FedSGD
     trajectory (:func:`fldp.papers.zhou.estimate.estimate_constants`, its keyword arguments
     here), as the run store keeps them (``notebooks/zhou/02_laplace``)."""
-    from . import estimate
+    from fldp.papers.zhou import estimate
 
     fed = federated_data("mnist", N, split, data_seed, subsample, max_test, pixels)
     return estimate.estimate_constants(MODELS["logreg"](), fed, T_traj=T_traj, lr=lr, lr_decay=lr_decay,

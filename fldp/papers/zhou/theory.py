@@ -1,53 +1,16 @@
 """Theory of Zhou et al., "Optimizing the Numbers of Queries and Replies in Federated
-Learning with Differential Privacy" (FedSGD-DPC), as pure functions.
-
-Every function takes keyword-only arguments named after the paper's symbols and names the
-theorem or equation it implements.  Symbols (Sec. III-VI): ``N`` clients, ``b`` of them
-queried per global iteration, ``T`` global iterations (queries), so that client i replies
-``b T / N`` times; ``p`` the model dimension; ``d_i`` samples on client i and
-``d = sum_i d_i``; ``xi1`` / ``xi2`` bound the l1 / l2 norm of per-sample gradients
-(Assumptions 1-2); ``(eps, delta)`` is client i's budget ``(eps_i, delta_i)``; ``c2`` is the
-unspecified constant of Theorem 2; ``eta`` the learning rate eta_t; ``lam`` / ``mu`` the
-smoothness / strong-convexity constants (Assumptions 3-4, so ``mu <= lam``); ``G`` bounds
-the expected squared gradient norm (Assumption 5); ``Lambda`` is Assumption 6's Lambda_i;
-``q`` the fraction of a client's samples used per iteration; ``Gamma`` the non-iid degree
-(Definition 4); ``Y0 = ||theta_0 - theta*||^2``; ``gamma = 2 lam / mu`` (Theorem 3).
-
-Per-client quantities (``eps``, ``delta``, ``d_i``, ``Lambda``) are a scalar shared by all
-N clients or a sequence of N values, so the paper's ``sum_{i in N} 1/eps_i^2`` is
-``N / eps^2`` for a scalar eps.  T and b count iterations and clients (integers) in
-Propositions 1-2, Lemmas 2-4 and Theorems 3-4; the optimisation of Secs. V-B and VI-B
-relaxes them to real numbers with ``T >= 0`` and ``1 <= b <= N``.  The constant tuples
-unpack into the ``U`` functions by name: ``U_laplace(T=T, b=b, gamma=g, **C._asdict())``.
-
-Findings from re-deriving the paper (tested in ``tests/test_zhou_theory.py``):
-
-* Propositions 1-2 are exact (not bounds) for uniformly random size-b client sets, and do
-  not depend on the d_i (they cancel between Theorem 1/2's noise scale and the d_i/d weight).
-* U(T, b) of Sec. V-B equals Theorem 3's bound at t = T exactly, and E1, E2, E3 of Sec. VI-B
-  reproduce Theorem 4's bound at t = T exactly (E2's ``- gamma E3`` comes from
-  ``T/(T + gamma) = 1 - gamma/(T + gamma)``).  Eq. (6) is Solutions 1 & 2's formula at b.
-* b* = sqrt(B1/B2) equals the paper's simplified ``G n d / (2 T xi1) / sqrt(p (N-1)) /
-  sqrt(sum 1/eps_i^2)`` once its lowercase ``n`` is read as N.
-* Typos: Theorem 4 states ``gamma = 2 Delta / mu`` (read ``2 lambda / mu``, as its proof in
-  Appendix H sets) and calls itself the Laplace mechanism's bound (it is the Gaussian one);
-  it also needs Assumption 6 (through Lemma 4).  Appendices E and H write Lemma 2's term with
-  ``sigma^2`` where Lemma 2 has ``G^2``.
-* Solution 3 (T* = 0) of Sec. V-B is a K.K.T. point only if ``C1/N + C3 <= 0``, but with the
-  paper's own constants ``C1/N + C3 = gamma Y0 + 8 lam Gamma / mu^2 >= 0``: dU/dT < 0 at T = 0
-  for every b, so T* = 0 is never optimal (T* only tends to 0 as eps -> 0).  Likewise U is
-  convex in T only where ``C1/b + C3 > -C2 b gamma^2``, which physical constants always meet.
-* The joint Laplace optimum does sit at b = 1 or b = N (Sec. V-B): min_T U(T, b) is monotone
-  in b, and b* = 1 iff ``C3 > 2 gamma sqrt(C1 C2)`` (b* = N below; at equality every b ties).
-  (1, T*(1)) is a partial optimum iff ``C3 >= 2 gamma sqrt(C1 C2)`` and (N, T*(N)) iff
-  ``C3 <= 2 gamma sqrt(C1 C2)``, so on this U ACS cannot stop short of the K.K.T. optimum;
-  :func:`acs_multistart` is for biconvex U in general.
-* Sec. VI-B's Solution 2 keeps E3: ``U(0, N) = (E1/N + E2)/gamma + E3``; Solution 1 (T* = inf,
-  U -> E3) wins iff ``E1/N + E2 > 0``.
-* Table I cannot be reproduced with b* rounded to the nearest integer: for MNIST its T*
-  columns need G in about [17.8, 18.1] while its b*(T = 50) column needs G in [21, 23.1)
-  (FEMNIST: [18.1, 19.1] vs [27.0, 31.5)).  With b* rounded *up* (and T* to the nearest
-  integer) one constant set reproduces all twelve MNIST entries: see :func:`table1`.
+Learning with Differential Privacy" (FedSGD-DPC), as pure functions: the noise of Theorems 1-2
+(eq. (5)) and its aggregate (Propositions 1-2), Lemmas 1-4, the bounds of Theorems 3-4, eq. (6)'s
+T*, the closed-form b*, the biconvex U(T, b) of Secs. V-B and VI-B with its K.K.T. solutions,
+Alternate Convex Search and Table I.  Every function takes keyword-only arguments named after
+the paper's symbols (``xi1``, ``xi2``, ``c2``, ``lam`` for lambda, ``Lambda`` for Lambda_i,
+``Y0``, ``Gamma``, ``gamma = 2 lam / mu``) and names the theorem or equation it implements;
+per-client ``eps``, ``delta``, ``d_i`` and ``Lambda`` are a scalar shared by the N clients or N
+values.  T and b are integers in the theorems and reals (``T >= 0``, ``1 <= b <= N``) in the
+optimisation.  What re-deriving the paper found (typos, Solution 3 never optimal, the joint
+Laplace optimum at b = 1 or b = N with b* = 1 iff ``C3 > 2 gamma sqrt(C1 C2)``, Table I's
+rounding) is told where it is used, in each function's docstring, and in the chapters
+``notebooks/zhou/01_mechanisms`` to ``03_gaussian``; ``tests/test_zhou_theory.py`` tests it.
 """
 from __future__ import annotations
 
@@ -208,7 +171,7 @@ def laplace_scale(*, eps: float, b: int, T: int, N: int, d_i: int, xi1: float) -
     (eps_i, 0)-DP over T global iterations.  ``b T / N`` is the number of iterations client
     i takes part in, ``2 xi_1 / d_i`` the l1 sensitivity of its gradient (Assumption 1:
     ``xi_1`` bounds the l1 norm of per-sample gradients), ``b`` the clients queried per
-    round out of ``N``, ``d_i`` client i's number of samples.
+    round out of ``N``, ``d_i`` client i's number of samples, ``eps`` client i's budget eps_i.
     """
     eps = validate.positive("eps", eps)
     N, b, T, d_i = check_queries(N=N, b=b, T=T, d_i=d_i)
@@ -223,8 +186,8 @@ def gaussian_sigma(*, eps: float, delta: float, b: int, T: int, N: int, d_i: int
     Source: Zhou et al., Theorem 2, eq. (5) (the paper states ``sigma_i^2 >=`` this; we
     return the equality).  It extends Abadi et al. 2016 (moments accountant) Thm 1:
     ``c_2`` is an unspecified constant there and here (so it must be given), ``log`` is the
-    natural logarithm, ``xi_2`` bounds the l2 norm of per-sample gradients (Assumption 2).
-    The theorem also requires sampling probability ``q in (0, 1)`` and ``eps_i < c_1 q^2 T``
+    natural logarithm, ``xi_2`` bounds the l2 norm of per-sample gradients (Assumption 2),
+    ``(eps, delta)`` is client i's budget (eps_i, delta_i).  The theorem also requires sampling probability ``q in (0, 1)`` and ``eps_i < c_1 q^2 T``
     for another unspecified constant ``c_1``; this function does not check that condition.
     """
     eps = validate.positive("eps", eps)
@@ -243,7 +206,10 @@ def aggregated_laplace_variance(*, eta: float, p: int, b: int, T: int, N: int, d
 
     Source: Zhou et al., Proposition 1 (proof: Appendix A): the aggregated noise
     ``w_t^b = (N/b) sum_{i in P_t} (d_i/d) eta_t w_t^i`` of b uniformly drawn clients, each
-    adding Theorem 1's Laplace noise.  Exact, and independent of the d_i.
+    adding Theorem 1's Laplace noise; ``eta`` is the learning rate eta_t, ``p`` the model
+    dimension, ``d = sum_i d_i``.  Re-derived: exact (not a bound) for uniformly random size-b
+    client sets, and independent of the d_i, which cancel between Theorem 1's noise scale and
+    the d_i/d weight.
     """
     N = validate.integer("N", N, 1)
     b = validate.integer("b", b, 1, N, why="b <= N")
@@ -259,7 +225,9 @@ def aggregated_gaussian_variance(*, eta: float, p: int, T: int, N: int, d: float
 
     Source: Zhou et al., Proposition 2 (Theorem 2's noise, eq. (5), aggregated as in
     Proposition 1).  Independent of b: the (N/b)^2 of the aggregation cancels the b/N of the
-    variance and the b/N chance of being drawn.  ``delta`` may be per client too.
+    variance and the b/N chance of being drawn.  ``delta`` may be per client too.  Exact,
+    like Proposition 1, and independent of the d_i (they cancel between eq. (5)'s noise and the
+    d_i/d weight).
     """
     T = validate.integer("T", T, 1)
     eta = validate.positive("eta", eta)
@@ -296,8 +264,10 @@ def client_sampling_expectation(*, d_i: Sequence[float], nu, b: int):
 def client_sampling_variance(*, N: int, b: int, G: float) -> float:
     """``E||g_t^b - g_t||^2 <= 2 (N - b)/(N - 1) G^2 / b``.
 
-    Source: Zhou et al., Lemma 2 (proof: Appendix C; Assumption 5).  The proof's exact
-    middle line is ``(N - b)/(b N (N - 1)) sum_i ||grad F_i - g_t||^2`` (equal weights).
+    Source: Zhou et al., Lemma 2 (proof: Appendix C; Assumption 5: ``G`` bounds the expected
+    squared gradient norm).  The proof's exact middle line is
+    ``(N - b)/(b N (N - 1)) sum_i ||grad F_i - g_t||^2`` (equal weights).  Appendices E and H,
+    which use the lemma, write its term with ``sigma^2`` where the lemma has ``G^2`` (a typo).
     """
     N = validate.integer("N", N, 2)
     b = validate.integer("b", b, 1, N, why="b <= N")
@@ -309,8 +279,8 @@ def sampled_gradient_variance(*, N: int, b: int, G: float, d: float, q: float,
     """``2 (N - b)/(N - 1) G^2 / b + sum_{i in N} d_i Lambda_i^2 / (q d^2)``.
 
     Source: Zhou et al., Lemma 4 (proof: Appendix G; Assumptions 5-6): Lemma 2's client
-    sampling term plus the variance of using a q fraction of each client's samples.
-    ``d_i`` None means equal clients (d_i = d/N); given, the d_i must sum to d.
+    sampling term plus the variance of using a q fraction of each client's samples
+    (``q``; ``Lambda`` is Assumption 6's Lambda_i, scalar or per client).  ``d_i`` None means equal clients (d_i = d/N); given, the d_i must sum to d.
     """
     var = client_sampling_variance(N=N, b=b, G=G)
     return var + _sgd_term(N=N, d=d, d_i=d_i, q=q, Lambda=Lambda)
@@ -320,8 +290,9 @@ def one_step_bound(*, dist_sq: float, mu: float, lam: float, eta: float, Gamma: 
     """``||nu_bar_{t+1} - theta*||^2 <= (1 - mu eta_t) ||theta_t - theta*||^2 + 2 lam eta_t^2 Gamma``.
 
     Source: Zhou et al., Lemma 3 (proof: Appendix D; Assumptions 3-4), one noiseless full-
-    participation step; ``dist_sq`` is ``||theta_t - theta*||^2``.  Requires
-    ``eta_t <= 1/lam`` (ValueError otherwise).
+    participation step; ``dist_sq`` is ``||theta_t - theta*||^2``, ``lam`` / ``mu`` the
+    smoothness / strong-convexity constants (so ``mu <= lam``), ``Gamma`` the non-iid degree
+    (Definition 4).  Requires ``eta_t <= 1/lam`` (ValueError otherwise).
     """
     mu, lam, _ = _curvature(mu, lam)
     dist_sq = validate.nonnegative("dist_sq", dist_sq)
@@ -400,7 +371,7 @@ def laplace_bound(*, t: int, T: int, b: int, N: int, p: int, d: float, eps: PerC
     Source: Zhou et al., Theorem 3 (proof: Appendix E): with ``eta_t = (2/mu)/(t + gamma)``,
     ``Y_t <= 1/(t+gamma) (4/mu^2 omega_0 + gamma Y_0) + 1/mu^2 1/(t+gamma) omega_1``.  The
     iteration index t runs over 0..T, while the noise term omega_1 holds the total T (the
-    noise scale is set for T replies); ``Y_T`` is ``t = T``.
+    noise scale is set for T replies); ``Y_T`` is ``t = T``; ``Y0 = ||theta_0 - theta*||^2``.
     """
     T = validate.integer("T", T, 1)
     omega0 = omega0_laplace(N=N, b=b, G=G, lam=lam, Gamma=Gamma)
@@ -483,7 +454,8 @@ def T_star(*, b: float, N: int, p: int, d: float, eps: PerClient, xi1: float, G:
     Theorem 3's Y_T for fixed b (Zhou et al., eq. (6); :func:`laplace_A`).
 
     With the paper's constants ``A1 + gamma Y0 > 0``, so T* > 0; should it not be, the
-    minimiser over T >= 0 is 0 (returned instead of a negative or NaN value).
+    minimiser over T >= 0 is 0 (returned instead of a negative or NaN value).  Eq. (6) is the
+    T* of Solutions 1 & 2 (:func:`laplace_kkt_solutions`) at this b.
     """
     A1, A2 = laplace_A(b=b, N=N, p=p, d=d, eps=eps, xi1=xi1, G=G, lam=lam, mu=mu, Gamma=Gamma)
     gamma = gamma_of(mu=mu, lam=lam)
@@ -542,7 +514,8 @@ def laplace_C(*, N: int, p: int, d: float, eps: PerClient, xi1: float, G: float,
     ``C3 = gamma Y0 + 4/mu^2 (2 lam Gamma - 2 G^2/(N-1))`` of the biconvex problem
     ``min U(T, b) = (C1/b + C2 b T^2 + C3)/(T + gamma)`` (Zhou et al., Sec. V-B).
 
-    C3 is negative when G^2/(N-1) outweighs lam Gamma + mu^2 gamma Y0/8.
+    C3 is negative when G^2/(N-1) outweighs lam Gamma + mu^2 gamma Y0/8.  The tuple unpacks
+    into :func:`U_laplace` by name: ``U_laplace(T=T, b=b, gamma=g, **C._asdict())``.
     """
     N = validate.integer("N", N, 2)
     mu, lam, gamma = _curvature(mu, lam)
@@ -557,8 +530,9 @@ def laplace_C(*, N: int, p: int, d: float, eps: PerClient, xi1: float, G: float,
 
 def U_laplace(*, T, b, C1: float, C2: float, C3: float, gamma: float):
     """``U(T, b) = (C1/b + C2 b T^2 + C3)/(T + gamma)`` (Zhou et al., Sec. V-B), equal to
-    Theorem 3's bound at t = T.  T >= 0 and b >= 1 are reals or numpy arrays (broadcast,
-    e.g. for heat maps); the caller keeps b <= N.
+    Theorem 3's bound at t = T exactly.  T >= 0 and b >= 1 are reals or numpy arrays (broadcast,
+    e.g. for heat maps); the caller keeps b <= N.  U is convex in T only where
+    ``C1/b + C3 > -C2 b gamma^2``, which physical constants always meet.
     """
     T = _in_range("T", T, 0.0)
     b = _in_range("b", b, 1.0)
@@ -587,9 +561,14 @@ def laplace_kkt_solutions(*, C1: float, C2: float, C3: float, gamma: float,
     ``T* = sqrt(gamma^2 + (C1/b + C3)/(C2 b)) - gamma`` with b* = 1 and b* = N (clamped to
     T = 0 where ``C1/b + C3 < 0`` makes it negative or undefined); Solution 3: T* = 0,
     where ``U(0, b) = (C1/b + C3)/gamma`` is smallest at b = N.  Solution 3 satisfies the
-    K.K.T. conditions only if ``C1/N + C3 <= 0``, never the case for the paper's constants
-    (see the module docstring); it is returned for completeness.  Of Solutions 1 & 2, b* = 1
-    wins iff ``C3 > 2 gamma sqrt(C1 C2)`` (min_T U(T, b) is monotone in b).
+    K.K.T. conditions only if ``C1/N + C3 <= 0``, never the case for the paper's constants:
+    with them ``C1/N + C3 = gamma Y0 + 8 lam Gamma / mu^2 >= 0``, so dU/dT < 0 at T = 0 for
+    every b and T* = 0 is never optimal (T* only tends to 0 as eps -> 0); it is returned for
+    completeness.  The joint optimum does sit at b = 1 or b = N, as Sec. V-B says: min_T U(T, b)
+    is monotone in b, and b* = 1 wins iff ``C3 > 2 gamma sqrt(C1 C2)`` (b* = N below; at
+    equality every b ties).  (1, T*(1)) is a partial optimum iff ``C3 >= 2 gamma sqrt(C1 C2)``
+    and (N, T*(N)) iff ``C3 <= 2 gamma sqrt(C1 C2)``, so on this U :func:`acs` cannot stop
+    short of the K.K.T. optimum.
     """
     N = validate.integer("N", N, 1)
     U = lambda T, b: U_laplace(T=T, b=b, C1=C1, C2=C2, C3=C3, gamma=gamma)  # noqa: E731
@@ -625,7 +604,9 @@ def gaussian_E(*, N: int, p: int, d: float, q: float, Lambda: PerClient, eps: Pe
     ``E2 = 4/mu^2 (-2 G^2/(N-1) + sum_i d_i Lambda_i^2/(q d^2) + 2 lam Gamma) + gamma Y0
     - 4/mu^2 (gamma c2^2 p xi2^2/d^2 sum_i log(1/delta_i)/eps_i^2)``,
     ``E3 = 4/mu^2 (c2^2 p xi2^2/d^2 sum_i log(1/delta_i)/eps_i^2)``, so E2's last term is
-    ``-gamma E3``; U equals Theorem 4's bound at t = T.
+    ``-gamma E3`` (from ``T/(T + gamma) = 1 - gamma/(T + gamma)``); U equals Theorem 4's bound
+    at t = T exactly.  The tuple unpacks into :func:`U_gaussian` by name, as
+    :func:`laplace_C`'s does.
     """
     N = validate.integer("N", N, 2)
     mu, lam, gamma = _curvature(mu, lam)
@@ -726,7 +707,8 @@ def acs_multistart(*, U: Callable[..., float], N: int,
                    starts: Optional[Sequence[tuple[float, float]]] = None,
                    T_max: float = 1e6, tol: float = 1e-9, max_iter: int = 500) -> ACSResult:
     """The best :func:`acs` result over several ``(T0, b0)`` starts (default: T0 = 1 and
-    b0 = 1, (1 + N)/2, N), to escape ACS's partial optima."""
+    b0 = 1, (1 + N)/2, N), to escape ACS's partial optima.  For biconvex U in general: on
+    Sec. V-B's U_laplace one start suffices (:func:`laplace_kkt_solutions`)."""
     N = validate.integer("N", N, 1)
     starts = starts if starts is not None else [(1.0, 1.0), (1.0, (1.0 + N) / 2), (1.0, float(N))]
     runs = [acs(U=U, T0=T0, b0=b0, N=N, T_max=T_max, tol=tol, max_iter=max_iter) for T0, b0 in starts]
@@ -761,7 +743,10 @@ def table1(*, mu: float, lam: float, G: float, Gamma: float, Y0: float, xi1: flo
     The paper prints integers without saying how it rounds.  T* is rounded to the nearest
     integer (halves up).  b* is rounded to the nearest integer (``b_rounding="nearest"``)
     or up (``"up"``), then kept in [1, N].  Only ``"up"`` can reproduce the printed table:
-    with "nearest" its T* columns and its b* column ask for different G (module docstring).
+    with "nearest" its T* columns and its b* column ask for different G (for MNIST the T*
+    columns need G in about [17.8, 18.1], the b*(T = 50) column G in [21, 23.1); FEMNIST:
+    [18.1, 19.1] against [27.0, 31.5)).  With b* rounded up (and T* to the nearest integer) one
+    constant set reproduces all twelve MNIST entries (``notebooks/zhou/02_laplace``).
     """
     validate.choice("b_rounding", b_rounding, ("nearest", "up"))
     N = validate.integer("N", N, 10)  # Table I fixes b = 10

@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Union
 
-from fldp.results import PROJECT_ROOT
+from fldp.repro.paths import PROJECT_ROOT
 
-from . import CORRECT, NOT_ANSWERED, PAPERS
+from fldp.teach.exercises.core import CORRECT, NOT_ANSWERED, PAPERS
 
 __all__ = [
     "BEGIN", "END", "MD_BEGIN", "MD_END", "PLACEHOLDER", "NOTEBOOK", "DEFAULT_OUT",
@@ -119,7 +119,7 @@ def student_version(src: Union[str, Path], dst: Union[str, Path]) -> Path:
 
 # ----------------------------------------------------------------------------- reading notebooks
 def masters(notebooks_dir: Union[str, Path] = PROJECT_ROOT / "notebooks", only: Sequence[str] = ()) -> List[Path]:
-    """The master notebooks ``<notebooks_dir>/<paper>/exercises.ipynb``, in :data:`~fldp.exercises.PAPERS` order,
+    """The master notebooks ``<notebooks_dir>/<paper>/exercises.ipynb``, in :data:`~fldp.teach.exercises.PAPERS` order,
     those whose paper is in ``only`` when given (ValueError for a paper with none)."""
     root = Path(notebooks_dir)
     unknown = [p for p in only if p not in PAPERS]
@@ -161,20 +161,20 @@ def execute(src: Union[str, Path], dst: Union[str, Path], *, timeout: float = CE
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
-    from fldp import pipeline
+    from fldp.repro import execute as nbexec
 
     src, dst = Path(src), Path(dst)
     dst.parent.mkdir(parents=True, exist_ok=True)
     try:  # IPC sockets, as fldp reproduce: kernels started in parallel do not race for TCP ports
-        with pipeline._environ(pipeline.KERNEL_ENV), tempfile.TemporaryDirectory(prefix="fldp-ex-") as sockets:
-            papermill.execute_notebook(str(src), str(dst), kernel_name=kernel_name or pipeline.KERNEL_NAME,
+        with nbexec.environ(nbexec.KERNEL_ENV), tempfile.TemporaryDirectory(prefix="fldp-ex-") as sockets:
+            papermill.execute_notebook(str(src), str(dst), kernel_name=kernel_name or nbexec.KERNEL_NAME,
                                        cwd=str(src.parent), execution_timeout=timeout, progress_bar=False,
                                        log_output=False,
-                                       kernel_manager_class=pipeline.ipc_kernel_manager(Path(sockets)))
+                                       kernel_manager_class=nbexec.ipc_kernel_manager(Path(sockets)))
     except PapermillExecutionError as exc:
-        return f"cell {exc.exec_count}: {exc.ename}: {pipeline._one_line(exc.evalue)}"
+        return f"cell {exc.exec_count}: {exc.ename}: {nbexec.one_line(exc.evalue)}"
     except Exception as exc:  # cell timeout, dead kernel, ...
-        return f"{type(exc).__name__}: {pipeline._one_line(str(exc))}"
+        return f"{type(exc).__name__}: {nbexec.one_line(str(exc))}"
     return None
 
 
@@ -246,12 +246,12 @@ def build(out_dir: Union[str, Path, None] = None, *, solutions: bool = False, ex
     ``solutions=True``: the masters executed (default build/exercises/solutions); every check
     should report "correct".  ``jobs`` notebooks run at a time (separate processes).
     """
-    from fldp import pipeline
+    from fldp.repro.execute import check_kernel
 
     out = Path(out_dir) if out_dir is not None else DEFAULT_OUT[solutions]
     sources = masters(notebooks_dir, only)
     if solutions or execute:
-        pipeline.check_kernel()
+        check_kernel()
     todo, built = [], []
     for src in sources:
         paper, dst = src.parent.name, out / src.parent.name / NOTEBOOK
@@ -272,7 +272,7 @@ def main(args) -> int:
     try:
         built = build(args.out, solutions=args.solutions, execute=args.execute, only=args.only,
                       notebooks_dir=args.notebooks_dir, jobs=args.jobs, timeout=args.timeout or CELL_TIMEOUT_S)
-    except Exception as exc:  # no such paper or notebook, the kernel is missing (pipeline.UsageError), ...
+    except Exception as exc:  # no such paper or notebook, the kernel is missing (execute.UsageError), ...
         print(f"fldp exercises: error: {exc}", file=sys.stderr)
         return 2
     for b in built:

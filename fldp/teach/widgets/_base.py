@@ -1,24 +1,12 @@
 """The one piece every explorer shares: controls, a pure ``compute``, a table and a figure.
-
-An explorer is three plain functions and a dict of controls:
-
-- ``compute(**values) -> dict``: pure, no widgets; the numbers to show under ``"rows"``
-  (a list of :class:`Row`), notes under ``"notes"`` and whatever ``draw`` needs.  A
-  combination of inputs the paper's formulas do not cover raises :class:`ValueError` (the
-  theory modules' ``BoundOutsideAssumptions`` is one) with a message naming the parameter
-  and its allowed range; the explorer shows that message instead of a traceback.
-- ``draw(fig, state)``: draws the state on a fresh :class:`matplotlib.figure.Figure`.
-- ``controls``: ``{name: ipywidgets value widget}``, the names being ``compute``'s keywords.
-
-:class:`Explorer` wires them: any control's change recomputes and redraws (sliders fire on
-release, ``continuous_update=False``), the table is HTML whose value cells carry
-``data-key="<row key>"``, and the figure is a PNG in an ``ipywidgets.Image``, so a browser
-test can read the numbers and see that the image changed.  An exception other than
-``ValueError`` is a bug: it is shown as "internal error" and kept in :attr:`Explorer.error`
-(the corner tests assert there is none).
-
-Why not ``ipywidgets.interact``: it gives no place for a range message, no machine-readable
-values and re-creates the output on every call, which flickers in Voila.
+An explorer is ``compute(**values) -> dict`` (pure; the rows to show, notes, what ``draw`` needs; a
+combination the paper's formulas do not cover raises ValueError naming the parameter and its range,
+shown instead of a traceback), ``draw(fig, state)`` on a fresh matplotlib Figure, and a dict of
+ipywidgets controls named after ``compute``'s keywords; :class:`Explorer` wires them (a change
+recomputes and redraws on release; value cells carry ``data-key`` for browser tests; any other
+exception is a bug, shown as "internal error" and kept in :attr:`Explorer.error`).  Why not
+``ipywidgets.interact``: it gives no place for a range message, no machine-readable values, and
+re-creates its output on every call, which flickers in Voila.
 """
 from __future__ import annotations
 

@@ -15,11 +15,11 @@ import functools
 
 import numpy as np
 
-from .. import accounting as A
-from .. import mechanisms as M
-from ..papers.li2021 import algorithm as alg
-from ..papers.li2021 import theory as th
-from . import _base as B
+from fldp import accounting as A
+from fldp import mechanisms as M
+from fldp.papers.li2021 import algorithm as alg
+from fldp.papers.li2021 import theory as th
+from fldp.teach.widgets import _base as B
 
 __all__ = ["ROUNDS_AXIS", "compute", "draw", "li2021"]
 

@@ -14,14 +14,14 @@ trains in a callback), plus a browser over the results ``make reproduce`` saved:
 Each returns an :class:`Explorer` (display it, or its ``.widget``); ``notebooks/explore.ipynb``
 shows them all and ``make explore`` serves it with Voila.
 """
-from ._base import Explorer, Row, row_value
-from .adaptive_noise import adaptive_noise as adaptive_noise_explorer
-from .li2021 import li2021 as li2021_explorer
-from .wei2020 import wei2020 as wei2020_explorer
-from .results_browser import results_browser
-from .zhou import zhou as zhou_explorer
+from fldp.teach.widgets._base import Explorer, Row, row_value
+from fldp.teach.widgets.adaptive_noise import adaptive_noise as adaptive_noise_explorer
+from fldp.teach.widgets.li2021 import li2021 as li2021_explorer
+from fldp.teach.widgets.wei2020 import wei2020 as wei2020_explorer
+from fldp.teach.widgets.results_browser import results_browser
+from fldp.teach.widgets.zhou import zhou as zhou_explorer
 
-# The factories are exported as *_explorer so that fldp.widgets.<paper> stays the module
+# The factories are exported as *_explorer so that fldp.teach.widgets.<paper> stays the module
 # (with its pure ``compute``), not the function.
 __all__ = ["Explorer", "Row", "row_value", "wei2020_explorer", "zhou_explorer", "li2021_explorer",
            "adaptive_noise_explorer", "results_browser", "all_explorers"]

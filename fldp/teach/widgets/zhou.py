@@ -15,10 +15,10 @@ import math
 
 import numpy as np
 
-from .. import mechanisms as M
-from ..papers.zhou import theory as th
-from ..results import PROJECT_ROOT
-from . import _base as B
+from fldp import mechanisms as M
+from fldp.papers.zhou import theory as th
+from fldp.repro.paths import PROJECT_ROOT
+from fldp.teach.widgets import _base as B
 
 __all__ = ["CONSTANTS", "TABLE1_FIT", "T_LO", "T_CAP", "constants", "compute", "draw", "zhou"]
 

@@ -18,8 +18,8 @@ import ipywidgets as W
 import numpy as np
 from matplotlib.ticker import NullLocator
 
-from ..results import PROJECT_ROOT
-from . import _base as B
+from fldp.repro.paths import PROJECT_ROOT
+from fldp.teach.widgets import _base as B
 
 __all__ = [
     "X_KEYS", "ALL", "MAX_LEGEND", "DEFAULT", "PRESETS", "Curve", "find_curves", "load",

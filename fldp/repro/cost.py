@@ -1,29 +1,16 @@
-"""What a reproduction costs: the engine's work counted as it trains, each run's CPU time, and a
-cost model calibrated on this machine, from which ``fldp reproduce`` predicts its time.
+"""What a reproduction costs: a cost model calibrated on this machine, from which ``fldp
+reproduce`` predicts its time.
 
-**Counting.**  :func:`fldp.engine.local_train`, :func:`fldp.engine.round_step` and
-:func:`fldp.engine.evaluate` add the work they do to this process's :data:`COUNTER`: per model
-(``"MLP/203530"``: class and parameter count) the FLOPs (samples x
-:meth:`fldp.models.Model.flops_per_sample`, padding included, since it is computed), the local
-steps, the parameter elements the steps and rounds work through, and the evaluated samples.
-:func:`fldp.sweep.run_all` and :meth:`fldp.store.RunStore.run` take the difference around each run
-(:func:`measure`, with the run's CPU seconds) and the run store keeps both with the run.
-
-**The model.**  A run's time is ``sum over models of FLOPs / rate + steps x step_s + elements x
-elem_s``, plus ``run_s`` (the data split).  :func:`calibrate` measures the constants per model
-class by timing two-round engine runs (local training, aggregation, evaluation) in CPU seconds at
-three shapes: one client of one sample (``step_s``), many clients of one sample (``elem_s``), the
-papers' shape (``rate``, GFLOP/s); about 15 s, on one thread, as every run computes under
-``fldp reproduce``, cached under ``build/cost/`` per host, torch and fldp version.
-
-**The prediction** (:func:`run_seconds`): a run's own measured CPU time, moved to this machine by
-the model's ratio; the model alone only where no CPU time was kept, since the FLOP count misses
-what a run does outside the engine (an accountant calibrating its noise, a Hessian estimate).
-``benchmarks/cost_table.py`` sets the model beside the measured times.
-
-Why count rather than profile (torch.profiler, fvcore's FLOP counter): a profiler traces every
-operator and slows the run it measures; the count is a multiplication per step, from the shapes of
-the engine's few models (:meth:`fldp.models.Model.layer_flops`), cheap enough to be always on.
+The engine counts its work as it trains (:mod:`fldp.counting`), and the run store keeps that count
+and each run's CPU seconds with the run.  **The model**: a run's time is ``sum over models of FLOPs
+/ rate + steps x step_s + elements x elem_s``, plus ``run_s`` (the data split); :func:`calibrate`
+measures the constants per model class by timing two-round engine runs in CPU seconds at three
+shapes (one client of one sample: ``step_s``; many clients of one sample: ``elem_s``; the papers'
+shape: ``rate``), about 15 s on one thread, cached under ``build/cost/`` per host, torch and fldp
+version.  **The prediction** (:func:`run_seconds`): a run's own measured CPU time, moved to this
+machine by the model's ratio; the model alone only where no CPU time was kept, since the FLOP
+count misses what a run does outside the engine (an accountant calibrating its noise, a Hessian
+estimate).  Why count rather than profile: :mod:`fldp.counting`.
 """
 from __future__ import annotations
 
@@ -32,94 +19,13 @@ import json
 import os
 import platform
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Optional
+from typing import Any, Mapping, Optional
 
-__all__ = ["Counter", "COUNTER", "Measured", "measure", "cpu_mark", "own_cpu_s", "Calibration", "calibrate",
-           "cached_calibration", "run_seconds", "predict", "total_flops", "CALIBRATION_SHAPES"]
+from fldp.counting import measure
 
-
-@dataclass
-class Counter:
-    """Work done in this process, per model: ``{"MLP/203530": {"flops", "steps", "elems", "eval"}}``
-    (``elems``: parameter elements that steps and rounds work through, memory-bound)."""
-
-    work: dict = field(default_factory=dict)
-
-    def _of(self, model) -> dict:
-        return self.work.setdefault(f"{type(model).__name__}/{model.dim}",
-                                    {"flops": 0, "steps": 0, "elems": 0, "eval": 0})
-
-    def add(self, model, samples: int, *, train: bool, rows: int = 0) -> None:
-        """``samples`` forward (+ backward when ``train``) passes of ``model``; a train call is a
-        step, on ``rows`` parameter rows (clients) of ``model.dim`` elements each."""
-        w = self._of(model)
-        w["flops"] += int(samples) * model.flops_per_sample(train=train)
-        if train:
-            w["steps"] += 1
-            w["elems"] += int(rows) * model.dim
-        else:
-            w["eval"] += int(samples)
-
-    def add_elems(self, model, rows: int) -> None:
-        """Element-wise work of a round on ``rows`` parameter rows: uploads, clipping, noise, aggregation."""
-        self._of(model)["elems"] += int(rows) * model.dim
-
-    def snapshot(self) -> dict:
-        return {k: dict(v) for k, v in self.work.items()}
-
-    def since(self, before: Mapping[str, Mapping[str, int]]) -> dict:
-        """The work done since ``before`` (a :meth:`snapshot`), models without any left out."""
-        out = {}
-        for k, v in self.work.items():
-            d = {m: v[m] - before.get(k, {}).get(m, 0) for m in v}
-            if any(d.values()):
-                out[k] = d
-        return out
-
-
-#: This process's counter (the engine adds to it).
-COUNTER = Counter()
-
-
-@dataclass
-class Measured:
-    """What :func:`measure` saw: the engine's ``work`` and this process's CPU seconds (``cpu_s``: a
-    single-threaded run's cost, which other processes on the same cores do not inflate as they
-    do its wall time)."""
-
-    work: dict = field(default_factory=dict)
-    cpu_s: float = 0.0
-
-
-_MEASURED_CPU = [0.0]  # CPU seconds of all measure() blocks of this process (own_cpu_s leaves them out)
-
-
-@contextlib.contextmanager
-def measure() -> Iterator[Measured]:
-    """``with measure() as m: ...``: ``m.work`` and ``m.cpu_s`` hold what the block did."""
-    before, cpu0, m = COUNTER.snapshot(), time.process_time(), Measured()
-    try:
-        yield m
-    finally:
-        m.work.update(COUNTER.since(before))
-        m.cpu_s = time.process_time() - cpu0
-        _MEASURED_CPU[0] += m.cpu_s
-
-
-def own_cpu_s(since: tuple[float, float]) -> float:
-    """CPU seconds this process spent since ``since`` (a :func:`cpu_mark`) outside the runs it
-    computed itself: a notebook's own cost, its runs aside."""
-    return max(0.0, (time.process_time() - since[0]) - (_MEASURED_CPU[0] - since[1]))
-
-
-def cpu_mark() -> tuple[float, float]:
-    return time.process_time(), _MEASURED_CPU[0]
-
-
-def total_flops(work: Optional[Mapping[str, Mapping[str, int]]]) -> int:
-    return sum(int(v.get("flops", 0)) for v in (work or {}).values())
+__all__ = ["Calibration", "calibrate", "cached_calibration", "run_seconds", "predict", "CALIBRATION_SHAPES"]
 
 
 # -- calibration ------------------------------------------------------------------------------
@@ -170,7 +76,7 @@ class Calibration:
 def _machine() -> dict:
     import torch
 
-    from . import __version__
+    from fldp import __version__
 
     return {"calibration": CALIBRATION_VERSION, "host": platform.node(), "cpu": platform.processor() or platform.machine(),
             "cores": os.cpu_count(), "threads": 1, "torch": torch.__version__,
@@ -184,7 +90,7 @@ def _time_rounds(model, clients: int, batch: int, test_rows: int, steps: int = 5
     round on ``test_rows`` test rows: local training, aggregation and evaluation, as in a run."""
     import torch
 
-    from . import data as D, engine
+    from fldp import data as D, engine
 
     g = torch.Generator().manual_seed(0)
     d = _in_features(model)
@@ -218,8 +124,8 @@ def calibrate(*, cache: Optional[Path] = None, refresh: bool = False) -> Calibra
     ``cache`` (default ``build/cost/calibration.json``) when it was measured on this machine with
     this torch, thread count and fldp version (``refresh=True``, ``fldp reproduce --plan
     --recalibrate``: measure again, e.g. after measuring on a busy machine)."""
-    from . import models
-    from .results import PROJECT_ROOT, atomic_write_json
+    from fldp import models
+    from fldp.repro.paths import PROJECT_ROOT, atomic_write_json
 
     cache = Path(cache) if cache else PROJECT_ROOT / "build" / "cost" / "calibration.json"
     machine = _machine()
@@ -257,7 +163,7 @@ def calibrate(*, cache: Optional[Path] = None, refresh: bool = False) -> Calibra
 def _time_run_setup() -> float:
     """Seconds to split MNIST over 100 clients once it is in memory (what every run does before
     training; reading the files happens once per process and is left out)."""
-    from . import data as D
+    from fldp import data as D
 
     D.federated_dataset("mnist", 100, "iid", seed=0)
     t0 = time.perf_counter()
@@ -292,7 +198,7 @@ def cached_calibration(cache: Optional[Path] = None) -> Optional[Calibration]:
     :func:`calibrate` writes it), or None when absent, unreadable or measured on another machine,
     torch or fldp version; measures nothing.  A notebook's cost record keeps it, so that its runs'
     times can be moved to another machine."""
-    from .results import PROJECT_ROOT
+    from fldp.repro.paths import PROJECT_ROOT
 
     cache = Path(cache) if cache else PROJECT_ROOT / "build" / "cost" / "calibration.json"
     with contextlib.suppress(OSError, ValueError, KeyError, TypeError):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from . import Choice, Exercise, Integer, Mistake, Number
+from fldp.teach.exercises.core import Choice, Exercise, Integer, Mistake, Number
 
 __all__ = [
     "SIGMA", "classic_sigma", "REALLY", "eps_really", "RUN", "whole_run_sigma", "KRANDOM",

@@ -13,11 +13,11 @@ from typing import Optional
 
 import numpy as np
 
-from .. import mechanisms as M
-from ..papers.wei2020 import algorithm as nbafl_alg
-from ..papers.wei2020 import theory as th
-from ..results import PROJECT_ROOT
-from . import _base as B
+from fldp import mechanisms as M
+from fldp.papers.wei2020 import algorithm as nbafl_alg
+from fldp.papers.wei2020 import theory as th
+from fldp.repro.paths import PROJECT_ROOT
+from fldp.teach.widgets import _base as B
 
 __all__ = ["CONSTANTS", "T_GRID_MAX", "constants", "compute", "draw", "wei2020"]
 

@@ -1,7 +1,7 @@
 """``REPORT.md``: the claims register, rendered from the committed full-mode results.
 
 Every notebook saves ``results/<paper>/<notebook>.json`` with its claim verdicts
-(:class:`fldp.results.Recorder`).  :func:`render` turns all of them into one Markdown page a
+(:class:`fldp.repro.results.Recorder`).  :func:`render` turns all of them into one Markdown page a
 reader can open without re-running anything: a summary per paper, then per notebook its
 parameters, wall time, claims table and figures.  ``fldp report`` writes it (atomically),
 ``fldp report --check`` tells whether the committed ``REPORT.md`` is up to date.
@@ -14,18 +14,23 @@ listed as a problem in the report, naming the file; so is a figure that is missi
 """
 from __future__ import annotations
 
+import base64
 import difflib
+import html
 import json
 import math
 import os
+import platform
 import re
 import sys
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 from typing import Any, Mapping, Sequence, TextIO
 
 from fldp import papers
-from fldp.results import PROJECT_ROOT, atomic_write_bytes
+from fldp.repro.execute import NotebookResult, Report, one_line
+from fldp.repro.paths import PROJECT_ROOT, atomic_write_bytes
 
 __all__ = [
     "DEFAULT_RESULTS_DIR", "DEFAULT_OUTPUT", "PAPER_ORDER", "PAPER_NAMES", "SIGNIFICANT_DIGITS",
@@ -33,7 +38,7 @@ __all__ = [
     "CLAIM_COLUMNS", "claim_cells", "claims_table", "Entry", "Register", "paper_name",
     "results_files", "collect", "round_floats", "compact", "cell", "duration", "TITLE",
     "summary_lines", "time_text", "render", "README_BEGIN", "README_END", "FINDINGS_BLOCK", "findings_lines", "fill_findings",
-    "readme_with_summary", "write", "is_up_to_date", "run"
+    "readme_with_summary", "write", "is_up_to_date", "run", "render_markdown", "render_html", "write_report"
 ]
 
 DEFAULT_RESULTS_DIR = PROJECT_ROOT / "results"
@@ -45,15 +50,10 @@ PAPER_ORDER = (*papers.PAPERS, "benchmark")
 PAPER_NAMES = {**papers.titles(), "benchmark": "Benchmark", "baseline": "FedAvg baseline (no DP)"}
 #: Floats in the Measured and Expected columns are rounded to this many significant digits.
 SIGNIFICANT_DIGITS = 4
-SKIPPED_DIRS = ("runs", "costs")  # results/runs/: the sweep store, not committed; results/costs/: fldp.cost
+SKIPPED_DIRS = ("runs", "costs")  # results/runs/: the sweep store, not committed; results/costs/: fldp.repro.cost
 _CELL_LIMIT = 160
 _PARAMS_LIMIT = 600
 SETTING_NAMES = {"paper": "the paper's setting", "reduced": "reduced", "reading": "a reading"}
-
-
-def _one_line(text: str, limit: int = 300) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def migrated(claim: Mapping[str, Any]) -> bool:
@@ -95,15 +95,15 @@ CLAIM_COLUMNS = ("Verdict", "Claim", "Kind", "Setting", "Statement", "Measured",
 def claim_cells(claim: Mapping[str, Any]) -> list[str]:
     """One row of a claims table (plain text; :func:`cell` or HTML escaping is the caller's)."""
     if not migrated(claim):
-        return ["not migrated", _one_line(claim.get("id", "") or ""), "", "",
-                _one_line(claim.get("statement", "") or ""), "", "", "", ""]
+        return ["not migrated", one_line(claim.get("id", "") or ""), "", "",
+                one_line(claim.get("statement", "") or ""), "", "", "", ""]
     kind = claim["kind"] + (f": {claim['source']}" if claim.get("source") else "")
     setting = SETTING_NAMES.get(claim["setting"], claim["setting"]) + (
         f": {claim['setting_note']}" if claim.get("setting_note") else "")
-    why = "; ".join(_one_line(x) for x in (claim.get("why"), claim.get("note")) if x)
-    return [verdict_label(claim), _one_line(claim.get("id", "") or ""), _one_line(kind),
-            _one_line(setting), _one_line(claim.get("statement", "") or ""), compact(claim.get("measured")),
-            compact(claim.get("expected")), _one_line(claim.get("falsifier", "") or ""), why]
+    why = "; ".join(one_line(x) for x in (claim.get("why"), claim.get("note")) if x)
+    return [verdict_label(claim), one_line(claim.get("id", "") or ""), one_line(kind),
+            one_line(setting), one_line(claim.get("statement", "") or ""), compact(claim.get("measured")),
+            compact(claim.get("expected")), one_line(claim.get("falsifier", "") or ""), why]
 
 
 def claims_table(claims: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -129,7 +129,7 @@ class Entry:
     claims: list[dict[str, Any]]
     figures: list[str]
     findings: list[str] = field(default_factory=list)
-    runs: Any = None  # the run store's usage (fldp.store.usage) when the notebook used one
+    runs: Any = None  # the run store's usage (fldp.repro.store.usage) when the notebook used one
 
 
 @dataclass
@@ -183,7 +183,7 @@ def _read(path: Path) -> tuple[dict[str, Any] | None, str | None]:
     except OSError as exc:
         return None, f"cannot be read: {exc.strerror or type(exc).__name__}"
     except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
-        return None, f"cannot be read: {_one_line(str(exc), 200)}"
+        return None, f"cannot be read: {one_line(str(exc), 200)}"
     if not isinstance(payload, dict):
         return None, "is not a results file (not a JSON object)"
     if payload.get("quick") is True:
@@ -243,16 +243,16 @@ def compact(value: Any, *, digits: int | None = SIGNIFICANT_DIGITS,
     if value is None:
         return ""
     if isinstance(value, str):
-        return _one_line(value, limit)
+        return one_line(value, limit)
     if digits is not None:
         value = round_floats(value, digits)
     text = json.dumps(value, sort_keys=True, separators=(", ", ": "), ensure_ascii=False)
-    return _one_line(text, limit)
+    return one_line(text, limit)
 
 
 def cell(text: Any) -> str:
     """Text safe in a Markdown table cell: one line, ``|`` escaped."""
-    return _one_line(str(text), 10**6).replace("|", "\\|")
+    return one_line(str(text), 10**6).replace("|", "\\|")
 
 
 def duration(seconds: Any) -> str:
@@ -309,7 +309,7 @@ def _slugs(headings: Sequence[str]) -> list[str]:
     return out
 
 
-def _find_notebook(notebooks_dir: Path, paper: str, notebook: str) -> Path | None:
+def find_notebook(notebooks_dir: Path, paper: str, notebook: str) -> Path | None:
     preferred = notebooks_dir / paper / f"{notebook}.ipynb"
     if preferred.is_file():
         return preferred
@@ -393,7 +393,7 @@ def _inspect(register: Register, base: Path, root: Path) -> _Found:
             if twins > 1:
                 mine.append(f"{twins} results files hold {e.paper}/{e.notebook}; this is "
                             f"{_code(_rel(e.path, base))}")
-            nb = _find_notebook(notebooks_dir, e.paper, e.notebook)
+            nb = find_notebook(notebooks_dir, e.paper, e.notebook)
             if nb is None:
                 mine.append(f"no notebook {_code(e.notebook + '.ipynb')} under "
                             f"{_code(_rel(notebooks_dir, base) + '/')}")
@@ -414,7 +414,7 @@ def _reason_text(claims: Sequence[Mapping[str, Any]]) -> str:
     return f"{n} ({', '.join(f'{k} {v}' for k, v in sorted(reasons.items()))})" if n else "0"
 
 
-def _of(claims, kind: str, setting: str | None = None) -> list:
+def claims_of(claims, kind: str, setting: str | None = None) -> list:
     return [c for c in claims if migrated(c) and c["kind"] == kind and (setting is None or c["setting"] == setting)]
 
 
@@ -433,7 +433,7 @@ def summary_lines(register: Register, link=lambda paper: None) -> list[str]:
              "without any are left out):", "",
              "| Paper | Setting | Holds | Fails | Inconclusive (reasons) |", "|---|---|---|---|---|"]
     for p in papers:
-        rows = [(s, _of(by_paper[p], "paper", s)) for s in ("paper", "reduced", "reading")]
+        rows = [(s, claims_of(by_paper[p], "paper", s)) for s in ("paper", "reduced", "reading")]
         rows = [(s, cs) for s, cs in rows if cs]
         for i, (s, cs) in enumerate(rows):
             t = tally(cs)
@@ -443,7 +443,7 @@ def summary_lines(register: Register, link=lambda paper: None) -> list[str]:
                         ("diagnostic", "**Diagnostics** (the project's own findings, not paper claims):")):
         lines += ["", title, "", "| Paper | Holds | Fails | Inconclusive (reasons) |", "|---|---|---|---|"]
         for p in papers:
-            cs = _of(by_paper[p], kind)
+            cs = claims_of(by_paper[p], kind)
             if cs:
                 t = tally(cs)
                 lines.append(f"| {name(p)} | {t['holds']} | {t['fails']} | {_reason_text(cs)} |")
@@ -493,7 +493,7 @@ def render(results_dir: Path = DEFAULT_RESULTS_DIR, output: Path = DEFAULT_OUTPU
         for paper in papers:
             for e in register.entries_of(paper):
                 key = f"{e.paper}/{e.notebook}"
-                cols = [tally_text(_of(e.claims, k)) for k in ("paper", "derived", "diagnostic")]
+                cols = [tally_text(claims_of(e.claims, k)) for k in ("paper", "derived", "diagnostic")]
                 if any(not migrated(c) for c in e.claims):
                     cols[0] += f" ({sum(not migrated(c) for c in e.claims)} not migrated)"
                 lines.append(f"| [{cell(key)}](#{anchor_of[key]}) | " + " | ".join(cols)
@@ -508,8 +508,8 @@ def render(results_dir: Path = DEFAULT_RESULTS_DIR, output: Path = DEFAULT_OUTPU
         claims = [c for e in entries for c in e.claims]
         lines += ["", f"## {paper_name(paper)}", "",
                   f"Paper key {_code(paper)}, {len(entries)} notebook{'s' if len(entries) != 1 else ''}: "
-                  f"paper claims {tally_text(_of(claims, 'paper'))}; derived checks "
-                  f"{tally_text(_of(claims, 'derived'))}; diagnostics {tally_text(_of(claims, 'diagnostic'))}."]
+                  f"paper claims {tally_text(claims_of(claims, 'paper'))}; derived checks "
+                  f"{tally_text(claims_of(claims, 'derived'))}; diagnostics {tally_text(claims_of(claims, 'diagnostic'))}."]
         for e in entries:
             lines += ["", f"### {e.paper}/{e.notebook}", ""]
             lines += _entry_lines(e, found.notebooks[id(e)], found.of_entry[id(e)], base, root)
@@ -529,8 +529,8 @@ def _entry_lines(e: Entry, notebook: Path | None, problems: list[str], base: Pat
     lines.append(f"- Wall time: {time_text(e)}")
     params = compact(e.params, digits=None, limit=_PARAMS_LIMIT) if e.params else ""
     lines.append(f"- Parameters: {_code(params) if params else 'none'}")
-    lines.append(f"- Claims: paper {tally_text(_of(e.claims, 'paper'))}; derived "
-                 f"{tally_text(_of(e.claims, 'derived'))}; diagnostics {tally_text(_of(e.claims, 'diagnostic'))}")
+    lines.append(f"- Claims: paper {tally_text(claims_of(e.claims, 'paper'))}; derived "
+                 f"{tally_text(claims_of(e.claims, 'derived'))}; diagnostics {tally_text(claims_of(e.claims, 'diagnostic'))}")
     old = [c for c in e.claims if not migrated(c)]
     if old:
         lines.append(f"- Not yet migrated: {len(old)} claims saved in the old form; their verdicts are "
@@ -559,7 +559,7 @@ README_BEGIN = "<!-- register summary: written by `fldp report` from results/; d
 README_END = "<!-- end of register summary -->"
 
 
-#: A findings block (the book's part pages, ``book/parts/<paper>.md``, filled by :mod:`fldp.book`;
+#: A findings block (the book's part pages, ``book/parts/<paper>.md``, filled by :mod:`fldp.repro.book`;
 #: README.md's, where it has one, by ``fldp report``): ``<!-- findings of zhou/04_experiments, written by fldp
 #: report: do not edit -->`` ... ``<!-- end of findings -->``, filled with that notebook's findings.
 FINDINGS_BLOCK = re.compile(r"(<!-- findings of ([\w.-]+/[\w.-]+), written by fldp report: do not edit -->\n)"
@@ -568,7 +568,7 @@ FINDINGS_BLOCK = re.compile(r"(<!-- findings of ([\w.-]+/[\w.-]+), written by fl
 
 def findings_lines(register: Register, key: str, report_link: str = "REPORT.md") -> list[str]:
     """The findings of notebook ``key`` (``paper/notebook``) as README.md shows them: one bullet
-    per :meth:`fldp.results.Recorder.finding`, then where they come from."""
+    per :meth:`fldp.repro.results.Recorder.finding`, then where they come from."""
     entry = next((e for e in register.entries if f"{e.paper}/{e.notebook}" == key), None)
     if entry is None:
         return [f"No full-mode results of {_code(key)} yet: run `fldp reproduce --only {key}`."]
@@ -592,7 +592,7 @@ def _report_anchor(register: Register, key: str) -> str:
 def fill_findings(text: str, register: Register, report_link: str = "REPORT.md") -> str:
     """``text`` with every findings block (:data:`FINDINGS_BLOCK`) filled with its notebook's
     findings (:func:`findings_lines`, linking into ``report_link``): README.md's and the book's
-    part pages' (:mod:`fldp.book`)."""
+    part pages' (:mod:`fldp.repro.book`)."""
     return FINDINGS_BLOCK.sub(lambda m: m.group(1) + "\n".join(findings_lines(register, m.group(2), report_link))
                               + "\n" + m.group(4), text)
 
@@ -685,6 +685,153 @@ def run(results_dir: Path = DEFAULT_RESULTS_DIR, output: Path = DEFAULT_OUTPUT, 
     claims = [c for e in register.entries for c in e.claims]
     n_problems = len(_inspect(register, output.parent, results_dir.parent).problems)
     print(f"wrote {output}: {len(register.entries)} notebook(s); paper claims "
-          f"{tally_text(_of(claims, 'paper'))}; derived {tally_text(_of(claims, 'derived'))}; diagnostics "
-          f"{tally_text(_of(claims, 'diagnostic'))}; {n_problems} problem(s)", file=out)
+          f"{tally_text(claims_of(claims, 'paper'))}; derived {tally_text(claims_of(claims, 'derived'))}; diagnostics "
+          f"{tally_text(claims_of(claims, 'diagnostic'))}; {n_problems} problem(s)", file=out)
     return 0
+
+
+# --------------------------------------------------------------------------- the run's report
+_VERSIONS_SHOWN = ("torch", "torchvision", "numpy", "dp-accounting", "papermill")
+
+
+@dataclass
+class _Saved:
+    """What one results JSON holds, resolved for the report."""
+
+    path: Path
+    figures: list[Path]
+    claims: list[dict[str, Any]]
+    problem: str | None = None
+
+
+def _load_saved(path: Path) -> _Saved:
+    try:
+        payload = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        return _Saved(path, [], [], f"cannot read {path}: {exc}")
+    root = Path(path).parents[2]  # <root>/results/<paper>/<notebook>.json
+    figures = [root / f for f in payload.get("figures", [])]
+    return _Saved(path, figures, list(payload.get("claims", [])))
+
+
+def _link(path: Path, base: Path) -> str:
+    return Path(os.path.relpath(path, base)).as_posix()
+
+
+def _claim_counts(saved: Sequence[_Saved]) -> str:
+    return tally_text([c for s in saved for c in s.claims])
+
+
+def _versions() -> str:
+    found = []
+    for name in _VERSIONS_SHOWN:
+        try:
+            found.append(f"{name} {metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            pass
+    return f"Python {platform.python_version()}, " + ", ".join(found)
+
+
+def _header(report: Report) -> list[tuple[str, str]]:
+    n_ok = sum(r.ok for r in report.notebooks)
+    return [
+        ("Mode", "quick (CI size)" if report.quick else "full"),
+        ("Date", report.started.isoformat(timespec="seconds")),
+        ("Total time", f"{report.seconds:.1f} s"),
+        ("Notebooks", f"{n_ok}/{len(report.notebooks)} ok"),
+        ("Parameters", ", ".join(f"{k}={v!r}" for k, v in report.params.items()) or "none"),
+        ("Environment", f"{_versions()}; {platform.platform()}"),
+    ]
+
+
+def render_markdown(report: Report, saved: Mapping[str, list[_Saved]]) -> str:
+    """The report as Markdown, links relative to the build folder."""
+    base, cell = report.build_dir, (lambda s: str(s).replace("|", "\\|"))
+    lines = ["# Reproduction report", ""]
+    lines += [f"- **{k}:** {v}" for k, v in _header(report)]
+    lines += ["", "| Notebook | Status | Time | Claims |", "|---|---|---|---|"]
+    for nb in report.notebooks:
+        lines.append(f"| {cell(nb.rel)} | {'ok' if nb.ok else '**FAILED**'} | "
+                     f"{nb.seconds:.1f} s | {_claim_counts(saved[nb.rel])} |")
+    for nb in report.notebooks:
+        lines += ["", f"## {nb.rel}", "",
+                  f"- Status: {'ok' if nb.ok else '**FAILED** at ' + nb.error.describe()}",
+                  f"- Run time: {nb.seconds:.1f} s",
+                  f"- Executed notebook: [{_link(nb.output, base)}](<{_link(nb.output, base)}>)"]
+        lines += [f"- Problem: {p}" for p in _problems(nb, saved[nb.rel])]
+        claims = [c for s in saved[nb.rel] for c in s.claims]
+        if claims:
+            lines += ["", *claims_table(claims)]
+        figures = [f for s in saved[nb.rel] for f in s.figures]
+        if figures:
+            lines += ["", "Figures:", ""]
+            lines += [f"- [{_link(f, base)}](<{_link(f, base)}>)" for f in figures]
+    return "\n".join(lines) + "\n"
+
+
+def _problems(nb: NotebookResult, saved: Sequence[_Saved]) -> list[str]:
+    problems = [s.problem for s in saved if s.problem]
+    problems += [f"figure {f} is missing" for s in saved for f in s.figures if not f.exists()]
+    if nb.ok and not saved:
+        problems.append("no results file was saved (does the notebook call Recorder.save()?)")
+    return problems
+
+
+_CSS = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}
+table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.25em .5em;
+vertical-align:top;text-align:left}.holds,.ok{color:#176317;font-weight:bold}
+.fails,.FAILED{color:#b00020;font-weight:bold}.inconclusive{color:#8a5a00}img{max-width:100%;border:1px solid #eee}"""
+
+
+def render_html(report: Report, saved: Mapping[str, list[_Saved]]) -> str:
+    """The same report as one self-contained HTML page (figures embedded as data URIs)."""
+    esc, base = html.escape, report.build_dir
+    out = [f"<!doctype html><html><head><meta charset='utf-8'><title>fldp reproduction "
+           f"report</title><style>{_CSS}</style></head><body><h1>Reproduction report</h1><ul>"]
+    out += [f"<li><b>{esc(k)}:</b> {esc(v)}</li>" for k, v in _header(report)]
+    out.append("</ul><table><tr><th>Notebook</th><th>Status</th><th>Time</th>"
+               "<th>Claims</th></tr>")
+    for nb in report.notebooks:
+        status = "ok" if nb.ok else "FAILED"
+        out.append(f"<tr><td><a href='#{esc(nb.rel)}'>{esc(nb.rel)}</a></td>"
+                   f"<td class='{status}'>{status}</td><td>{nb.seconds:.1f} s</td>"
+                   f"<td>{esc(_claim_counts(saved[nb.rel]))}</td></tr>")
+    out.append("</table>")
+    for nb in report.notebooks:
+        status = "ok" if nb.ok else f"FAILED at {nb.error.describe()}"
+        out.append(f"<h2 id='{esc(nb.rel)}'>{esc(nb.rel)}</h2><ul>"
+                   f"<li>Status: <span class='{'ok' if nb.ok else 'FAILED'}'>{esc(status)}"
+                   f"</span></li><li>Run time: {nb.seconds:.1f} s</li><li>Executed notebook: "
+                   f"<a href='{esc(_link(nb.output, base))}'>{esc(_link(nb.output, base))}</a>"
+                   "</li>")
+        out += [f"<li>Problem: {esc(p)}</li>" for p in _problems(nb, saved[nb.rel])]
+        out.append("</ul>")
+        claims = [c for s in saved[nb.rel] for c in s.claims]
+        if claims:
+            out.append("<table><tr>" + "".join(f"<th>{c}</th>" for c in CLAIM_COLUMNS) + "</tr>")
+            for claim in claims:
+                row = claim_cells(claim)
+                out.append(f"<tr><td class='{row[0].split(':')[0]}'>{esc(row[0])}</td>"
+                           + "".join(f"<td>{esc(x)}</td>" for x in row[1:]) + "</tr>")
+            out.append("</table>")
+        out += [_figure_html(f, base) for s in saved[nb.rel] for f in s.figures]
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"
+
+
+def _figure_html(path: Path, base: Path) -> str:
+    link = html.escape(_link(path, base))
+    if not path.exists():
+        return f"<p>missing figure: {link}</p>"
+    data = base64.b64encode(path.read_bytes()).decode()
+    return (f"<figure><img src='data:image/png;base64,{data}' alt='{link}'>"
+            f"<figcaption><a href='{link}'>{link}</a></figcaption></figure>")
+
+
+def write_report(report: Report) -> tuple[Path, Path]:
+    """Write ``report.md`` and ``report.html`` into the build folder, atomically."""
+    saved = {nb.rel: [_load_saved(p) for p in nb.results_files] for nb in report.notebooks}
+    md, page = report.build_dir / "report.md", report.build_dir / "report.html"
+    atomic_write_bytes(md, render_markdown(report, saved).encode())
+    atomic_write_bytes(page, render_html(report, saved).encode())
+    return md, page

@@ -1,27 +1,17 @@
 """Sweeps: a parameter grid expanded into runs, each run once, resumable, on any backend.
-
 :func:`expand` turns a grid ``{"eps": [50, 60], "seed": [0, 1, 2]}`` (plus fixed settings) into
 configurations; :func:`run_all` runs ``fn(**config)`` for each through a
-:class:`fldp.store.RunStore`: finished runs are read back, the others run on a backend and are
-stored as each finishes, so an interrupted sweep resumes with nothing lost and nothing run twice.
-
-Backends (what :func:`run_all` and ``fldp sweep --backend`` take):
-
-- ``"inprocess"`` (default): one after another in this process;
-- ``"processes"``: ``workers`` local processes (``concurrent.futures``, spawned);
-- ``"dask"``: Dask distributed, on a new local cluster of ``workers`` single-threaded worker
-  processes, or on an existing cluster by address (``scheduler="tcp://host:8786"``, or the
-  ``DASK_SCHEDULER_ADDRESS`` environment variable); a worker that dies has its runs rescheduled
-  on the others.  (dask-jobqueue users start a SLURMCluster and pass its scheduler address.)
-
-Only this process writes the store: results travel back from the workers, so a remote cluster
-needs no shared file system.  A run that raises is reported with its configuration and the
-others go on; :class:`SweepError` lists the failures at the end.  The environment variables
+:class:`fldp.repro.store.RunStore`: finished runs are read back, the others run on a backend
+(``"inprocess"``, ``"processes"`` or ``"dask"``, local or on an existing cluster: its docstring
+says how) and are stored as each finishes, so an interrupted sweep resumes with nothing lost and
+nothing run twice.  Only this process writes the store: results travel back from the workers, so
+a remote cluster needs no shared file system.  :func:`run_one` runs one configuration (on the
+reproduction's cluster when there is one), :func:`run_settings` and :func:`seed_summaries` a
+set of settings over seeds; ``fldp sweep`` is the command line.  The environment variables
 ``FLDP_BACKEND``, ``FLDP_WORKERS`` and ``DASK_SCHEDULER_ADDRESS`` set the defaults, so notebooks
-executed by ``fldp reproduce --backend dask --workers 2`` distribute their runs unchanged.
-
-Why not batch runs of one model and data split into one engine call: it would pay in Li's regime
-(1.4-1.9x) but not in Zhou's, and it couples the store's unit (one run) to the engine's; left out.
+executed by ``fldp reproduce --backend dask --workers 2`` distribute their runs unchanged.  Runs
+are not batched into one engine call: that would pay in Li's regime only (the package guide's
+design notes).
 """
 from __future__ import annotations
 
@@ -31,14 +21,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, List, Mapping, Optional, Sequence, Union
 
-from . import papers
-from . import store as S
-from . import validate
+from fldp import counting, validate
+from fldp.repro import store as S
 
 __all__ = [
     "BACKENDS", "BACKEND_ENV", "WORKERS_ENV", "SCHEDULER_ENV", "expand", "Failure",
-    "SchedulerUnreachable", "SweepError", "Outcome", "run_all", "run_settings", "seed_summaries",
-    "EXPERIMENTS"
+    "SchedulerUnreachable", "SweepError", "Outcome", "run_all", "run_one", "run_settings", "seed_summaries"
 ]
 
 BACKENDS = ("inprocess", "processes", "dask")
@@ -94,20 +82,21 @@ class Outcome:
 
 def _execute(name: str, config: dict, threads: int = 0):
     """Run ``name(**config)`` in a worker; returns (normalised result, seconds, its cost: the
-    engine's ``work`` and ``cpu_s``, :func:`fldp.cost.measure`)."""
+    engine's ``work`` and ``cpu_s``, :func:`fldp.counting.measure`)."""
     if threads:
         import torch
 
         torch.set_num_threads(threads)
-    from . import cost
-
     t0 = time.perf_counter()
-    with cost.measure() as m:
+    with counting.measure() as m:
         result = S.resolve(name)(**config)
     return S.normalise(result), time.perf_counter() - t0, {"work": m.work, "cpu_s": m.cpu_s}
 
 
-def _settings(backend, workers, scheduler):
+def backend_settings(backend, workers, scheduler):
+    """``(backend, workers, scheduler)`` with the environment's defaults filled in: a scheduler
+    address (``$DASK_SCHEDULER_ADDRESS``) implies ``"dask"``, else ``$FLDP_BACKEND`` or
+    ``"inprocess"``; ``$FLDP_WORKERS`` or 2 workers."""
     scheduler = scheduler or os.environ.get(SCHEDULER_ENV) or None
     backend = backend or os.environ.get(BACKEND_ENV) or ("dask" if scheduler else "inprocess")
     validate.choice("backend", backend, BACKENDS)
@@ -119,15 +108,31 @@ def run_all(fn: Union[Callable, str], configs: Sequence[Mapping[str, Any]], *, s
             backend: Optional[str] = None, workers: Optional[int] = None, scheduler: Optional[str] = None,
             fresh: Optional[bool] = None, progress: bool = True, raise_on_failure: bool = True,
             on_finish: Optional[Callable[[dict, Any], None]] = None) -> Outcome:
-    """``fn(**config)`` for every configuration, through ``store`` (see the module docstring).
+    """``fn(**config)`` for every configuration, through ``store``: finished runs are read back,
+    the others run on ``backend`` and are stored as each finishes (by this process only: results
+    travel back from the workers).
 
-    ``fresh=True`` (default ``$FLDP_FRESH``) ignores stored runs and overwrites them.
-    ``on_finish(config, result)`` is called in this process as each run is stored.
+    Backends (what ``fldp sweep --backend`` takes too):
+
+    - ``"inprocess"`` (default): one after another in this process;
+    - ``"processes"``: ``workers`` local processes (``concurrent.futures``, spawned);
+    - ``"dask"``: Dask distributed, on a new local cluster of ``workers`` single-threaded worker
+      processes, or on an existing cluster by address (``scheduler="tcp://host:8786"``, or the
+      ``DASK_SCHEDULER_ADDRESS`` environment variable); a worker that dies has its runs
+      rescheduled on the others.  (dask-jobqueue users start a SLURMCluster and pass its
+      scheduler address.)
+
+    ``backend``, ``workers`` and ``scheduler`` default to ``$FLDP_BACKEND``, ``$FLDP_WORKERS``
+    (2) and ``$DASK_SCHEDULER_ADDRESS`` (:func:`backend_settings`).  A run that raises is
+    reported with its configuration and the others go on; :class:`SweepError` lists the
+    failures at the end (unless ``raise_on_failure=False``).  ``fresh=True`` (default
+    ``$FLDP_FRESH``) ignores stored runs and overwrites them.  ``on_finish(config, result)`` is
+    called in this process as each run is stored.
     """
     from tqdm.auto import tqdm
 
     name = S.fn_name(fn)
-    backend, workers, scheduler = _settings(backend, workers, scheduler)
+    backend, workers, scheduler = backend_settings(backend, workers, scheduler)
     fresh = S.fresh_default() if fresh is None else fresh
     configs = [dict(c) for c in configs]
     store.remove_stale_temporaries()
@@ -188,6 +193,16 @@ def run_all(fn: Union[Callable, str], configs: Sequence[Mapping[str, Any]], *, s
     return out
 
 
+def run_one(fn: Callable, config: Mapping[str, Any], *, store: S.RunStore, fresh: Optional[bool] = None) -> Any:
+    """``fn(**config)`` through ``store``: on the shared Dask cluster of ``fldp reproduce --jobs N``
+    when its address is set (``$DASK_SCHEDULER_ADDRESS`` with ``$FLDP_BACKEND=dask``), so that a
+    notebook's kernel does not compute beside the cluster's workers on the same cores; otherwise in
+    this process (:meth:`fldp.repro.store.RunStore.run`)."""
+    if os.environ.get(BACKEND_ENV) == "dask" and os.environ.get(SCHEDULER_ENV):
+        return run_all(fn, [dict(config)], store=store, fresh=fresh, progress=False).results[0]
+    return store.run(fn, config, fresh=fresh)
+
+
 def run_settings(fn: Callable, settings: Mapping[Any, Mapping[str, Any]], seeds: Sequence[int], *,
                  store: Optional[S.RunStore]) -> dict:
     """``fn(**setting, seed=s)`` for every setting and seed, in ONE :func:`run_all` call (so a
@@ -213,7 +228,7 @@ def seed_summaries(fn: Callable, settings: Mapping[Any, Mapping[str, Any]], seed
     calibration).  Returns ``{key: summary}``."""
     import numpy as np
 
-    from . import verdicts
+    from fldp import verdicts
 
     seeds, summaries = list(seeds), {}
     for k, outs in run_settings(fn, settings, seeds, store=store).items():
@@ -266,7 +281,3 @@ def _run_dask(name, configs, unique, workers, scheduler, done, keys) -> None:
         if cluster is not None:
             cluster.close()
 
-
-#: Short names for ``fldp sweep``: the run functions the notebooks use, as each paper declares
-#: them (``EXPERIMENTS`` in ``fldp/papers/<paper>/__init__.py``).
-EXPERIMENTS = papers.experiments()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from . import Choice, Exercise, Mistake, Number
+from fldp.teach.exercises.core import Choice, Exercise, Mistake, Number
 
 __all__ = [
     "UPLOAD", "UPLOADS", "AUDIT_TRIALS", "sigma_eq9", "eq8_x", "amplified_eps", "whole_run",
@@ -186,9 +186,9 @@ def audit_numbers() -> dict:
                                             n_k=u["n_k"], Q=u["Q"])
         return {"claim": u["eps"], "audit_lower": audit["eps_lower"], "confidence": 1 - audit["alpha"],
                 "resolution": audit["resolution"], "theorem_upper": theorem, "accountant_upper": _run(1)["eps"]}
-    from . import _cached
+    from fldp.teach.exercises.core import cached
 
-    return _cached("li2021.audit", "numbers", compute)
+    return cached("li2021.audit", "numbers", compute)
 
 
 def _audit_answer():

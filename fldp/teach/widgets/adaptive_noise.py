@@ -18,9 +18,9 @@ import numpy as np
 from matplotlib.ticker import NullLocator
 from scipy import stats
 
-from .. import validate
-from ..papers.adaptive_noise import theory as th
-from . import _base as B
+from fldp import validate
+from fldp.papers.adaptive_noise import theory as th
+from fldp.teach.widgets import _base as B
 
 __all__ = [
     "CNN_DIMS", "MC_TRIALS", "MC_BUDGET", "descent_gaussian", "compute", "draw", "adaptive_noise"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from . import Choice, Exercise, Mistake, Number
+from fldp.teach.exercises.core import Choice, Exercise, Mistake, Number
 
 __all__ = [
     "LAYER", "AGGREGATE", "DESCENT", "FILTER", "noise_std", "aggregate", "max_c", "filter_tries",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from . import Choice, Exercise, Mistake, Number
+from fldp.teach.exercises.core import Choice, Exercise, Mistake, Number
 
 __all__ = [
     "LAPLACE", "laplace_scale", "FIT", "PROBLEM", "TSTAR", "T_star", "JOINT", "b_star",

@@ -44,8 +44,8 @@ def _positive_float(text: str) -> float:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from fldp.pipeline import DEFAULT_CELL_TIMEOUT_S
-    from fldp.results import PROJECT_ROOT
+    from fldp.repro.execute import DEFAULT_CELL_TIMEOUT_S
+    from fldp.repro.paths import PROJECT_ROOT
 
     parser = argparse.ArgumentParser(
         prog="fldp", description="Companion to papers on differential privacy in federated "
@@ -90,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Expand a grid into runs FN(**config), skip the ones the store holds, run the "
                     "others (in this process, local processes or Dask) and store each as it finishes.")
     swp.add_argument("fn", metavar="FN",
-                     help="the run function, 'module:function' or a name of fldp.sweep.EXPERIMENTS "
+                     help="the run function, 'module:function' or a name of fldp.papers.experiments() "
                           "(e.g. wei2020.nbafl)")
     swp.add_argument("-g", "--grid", action="append", default=[], metavar="NAME=V1,V2,...",
                      help="a swept setting and its values (repeatable; values as Python literals)")
@@ -160,7 +160,7 @@ def _port(text: str) -> int:
 def _book(args: argparse.Namespace) -> int:
     import time
 
-    from fldp import book
+    from fldp.repro import book
 
     try:
         if not args.no_build:
@@ -190,10 +190,10 @@ def _backend_args(parser: argparse.ArgumentParser) -> None:
 
 
 def _backend_env(args) -> None:
-    """Pass the backend choice to notebooks' kernels and to fldp.sweep through the environment."""
+    """Pass the backend choice to notebooks' kernels and to fldp.repro.sweep through the environment."""
     import os
 
-    from fldp import store, sweep
+    from fldp.repro import store, sweep
 
     for value, name in ((args.backend, sweep.BACKEND_ENV), (args.workers, sweep.WORKERS_ENV),
                         (args.scheduler, sweep.SCHEDULER_ENV), ("1" if args.fresh else None, store.FRESH_ENV)):
@@ -233,7 +233,7 @@ def _settings_problem(label: str, fn, configs) -> str | None:
     """What is wrong with the settings of ``configs`` for the run function ``fn`` (None when fine)."""
     import inspect
 
-    from fldp import store
+    from fldp.repro import store
 
     params = inspect.signature(store.resolve(fn) if isinstance(fn, str) else fn).parameters
     if any(p.kind is p.VAR_KEYWORD for p in params.values()):
@@ -261,16 +261,19 @@ def _writable(folder: Path) -> None:
 
 
 def _sweep(args) -> int:
-    from fldp import store, sweep
-    from fldp.pipeline import parse_value
+    from fldp.repro import store, sweep
+    from fldp.repro.chapters import parse_value
 
-    fn = sweep.EXPERIMENTS.get(args.fn, args.fn)
+    from fldp import papers
+
+    experiments = papers.experiments()
+    fn = experiments.get(args.fn, args.fn)
     try:
         try:
             store.resolve(fn)
         except (ValueError, ImportError, AttributeError):
             raise ValueError(f"unknown run function {args.fn!r}: give 'module:function' or one of "
-                             f"{', '.join(sorted(sweep.EXPERIMENTS))}") from None
+                             f"{', '.join(sorted(experiments))}") from None
         grid = {}
         for item in args.grid:
             name, sep, values = item.partition("=")
@@ -284,7 +287,7 @@ def _sweep(args) -> int:
         if problem:
             raise ValueError(problem)
         _backend_env(args)
-        sweep._settings(args.backend, args.workers, args.scheduler)  # a bad $FLDP_BACKEND fails here
+        sweep.backend_settings(args.backend, args.workers, args.scheduler)  # a bad $FLDP_BACKEND fails here
     except ValueError as exc:
         print(f"fldp sweep: error: {exc}", file=sys.stderr)
         return 2
@@ -323,13 +326,13 @@ def _main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command == "report":
-        from fldp import report
+        from fldp.repro import report
 
         return report.run(args.results_dir, args.output, check=args.check)
     if args.command == "sweep":
         return _sweep(args)
     if args.command == "exercises":
-        from fldp.exercises import build
+        from fldp.teach.exercises import build
 
         return build.main(args)
     if args.command == "book":
@@ -337,7 +340,9 @@ def _main(argv: Sequence[str] | None = None) -> int:
     if args.command != "reproduce":
         parser.print_help(sys.stderr)
         return 2
-    from fldp.pipeline import Options, UsageError, parse_value, reproduce
+    from fldp.repro.chapters import Options, parse_value
+    from fldp.repro.execute import UsageError
+    from fldp.repro.pipeline import reproduce
 
     _backend_env(args)
 

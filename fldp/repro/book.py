@@ -1,26 +1,14 @@
 """The book: a static site of the whole companion, built from the committed full-mode results.
-
-``fldp book`` (``make book``) stages a Sphinx source folder in ``build/book-src/`` and builds it
-with Sphinx + MyST-NB + sphinx-book-theme into ``build/book/``; it trains nothing and runs no
-notebook (MyST-NB's execution is off).  What it stages:
-
-* ``book/`` (committed): the configuration, the landing page, the guide pages and one
-  introduction page per paper (``book/parts/<paper>.md``), whose findings blocks are filled from
-  ``results/`` as README.md's were (:data:`fldp.report.FINDINGS_BLOCK`);
-* every chapter (``notebooks/**/NN_*.ipynb``): the executed full-mode copy that ``fldp
-  reproduce`` committed to ``results/executed/`` (:data:`fldp.pipeline.EXECUTED`), with a note
-  saying which mode and date its numbers come from and its claims table appended.  A chapter
-  whose executed copy is not committed yet shows its code without outputs, with its committed
-  full-mode figures and verdicts, and says so;
-* ``figures/`` and ``results/<paper>/*.json`` (the pages link to them), ``register.md`` (the
-  claims register, :func:`fldp.report.render` for the book) and ``api/`` (one page per module of
-  the package, its ``automodule``: the reference generated from the docstrings);
-* the JavaScript the pages run, vendored from npm at pinned versions whose sha512 is checked
-  (:data:`VENDORED`): ``@jupyter-widgets/html-manager``, which renders the Explore sections'
-  widgets from the state papermill saved, and MathJax; so that a page loads nothing from a CDN.
-
-Sphinx runs with warnings as errors (``-W``): a broken cross-reference or a missing image fails
-the build.  ``fldp book --serve`` serves ``build/book/`` on 127.0.0.1.
+``fldp book`` (``make book``) stages a Sphinx source folder in ``build/book-src/``
+(:func:`stage`) and builds it with Sphinx + MyST-NB + sphinx-book-theme into ``build/book/``
+(:func:`build`, warnings as errors); it trains nothing and runs no notebook.  What it stages: the
+committed ``book/`` sources (configuration, landing page, guide, one page per paper with its
+findings filled from ``results/``), every chapter as the executed full-mode copy that ``fldp
+reproduce`` committed (:func:`chapters`; a chapter not executed yet shows its code, its figures
+and its verdicts), the figures and results the pages link to, the claims register and ``api/``
+(one page per module of the package, generated from the docstrings), and the JavaScript the pages
+run, vendored at pinned, checked versions (:data:`VENDORED`), so that a page loads nothing from a
+CDN.  ``fldp book --serve`` serves the site on 127.0.0.1 (:func:`serve`).
 """
 from __future__ import annotations
 
@@ -29,7 +17,6 @@ import functools
 import hashlib
 import http.server
 import json
-import os
 import pkgutil
 import re
 import shutil
@@ -40,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from fldp.results import PROJECT_ROOT, atomic_write_bytes
+from fldp.repro.paths import PROJECT_ROOT, atomic_write_bytes
 
 __all__ = ["BOOK_DIR", "STAGE_DIR", "OUTPUT_DIR", "VENDOR_CACHE", "Vendored", "VENDORED", "BookError",
            "Chapter", "chapters", "vendor", "stage", "build", "serve", "api_modules"]
@@ -106,7 +93,8 @@ def _tarball(pkg: Vendored, cache: Path) -> Path:
 
 def vendor(static_dir: Path, cache: Path = VENDOR_CACHE, packages: Sequence[Vendored] = VENDORED) -> list[Path]:
     """Copy the files of ``packages`` (:data:`VENDORED`) into ``static_dir`` (the site's ``_static``),
-    each from its tarball checked against its pinned integrity; returns the files copied."""
+    each from its npm tarball at a pinned version whose sha512 is checked against its pinned
+    integrity, so that a page loads nothing from a CDN; returns the files copied."""
     from fnmatch import fnmatchcase
 
     copied = []
@@ -132,7 +120,7 @@ class Chapter:
     rel: str  # relative to notebooks/, e.g. "zhou/03_gaussian.ipynb"
     source: Path
     executed: Path | None  # results/executed/<rel>, when committed
-    entry: Any = None  # its fldp.report.Entry, when it saved full-mode results
+    entry: Any = None  # its fldp.repro.report.Entry, when it saved full-mode results
 
     @property
     def key(self) -> str | None:
@@ -153,14 +141,15 @@ def chapters(root: Path = PROJECT_ROOT, register=None) -> list[Chapter]:
     """Every chapter under ``<root>/notebooks`` (as ``fldp reproduce`` runs them), with its
     executed copy and its entry in the claims register (``register``: ``<root>/results``'s,
     read here when not given)."""
-    from fldp import report
-    from fldp.pipeline import EXECUTED, discover
+    from fldp.repro import report
+    from fldp.repro.execute import EXECUTED
+    from fldp.repro.chapters import discover
 
     notebooks = Path(root) / "notebooks"
     register = register if register is not None else report.collect(Path(root) / "results")
     by_notebook = {}
     for entry in register.entries:
-        found = report._find_notebook(notebooks, entry.paper, entry.notebook)
+        found = report.find_notebook(notebooks, entry.paper, entry.notebook)
         if found is not None:
             by_notebook[found.resolve()] = entry
     out = []
@@ -215,8 +204,8 @@ def _coloured(text: str) -> str:
 
 
 def _runs_text(runs: Any) -> str:
-    """What a results file's ``runs`` (:func:`fldp.store.usage`) says of the training runs behind it."""
-    from fldp import report
+    """What a results file's ``runs`` (:func:`fldp.repro.store.usage`) says of the training runs behind it."""
+    from fldp.repro import report
 
     if not isinstance(runs, dict) or not (runs.get("ran", 0) + runs.get("reused", 0)):
         return ""
@@ -231,13 +220,13 @@ def _runs_text(runs: Any) -> str:
 
 
 def _provenance(ch: Chapter, nb: dict | None, root: Path) -> str:
-    from fldp import report
+    from fldp.repro import report
 
     e, run = ch.entry, f"`fldp reproduce --only {ch.rel.removesuffix('.ipynb')}`"
     if e is None:
         return (":::{admonition} No results\n:class: warning\nThis chapter has no committed full-mode results yet: "
                 f"{run} produces them.\n:::\n")
-    tallies = "; ".join(f"{name}: {report.tally_text(report._of(e.claims, kind))}" for kind, name in
+    tallies = "; ".join(f"{name}: {report.tally_text(report.claims_of(e.claims, kind))}" for kind, name in
                         (("paper", "paper claims"), ("derived", "derived checks"), ("diagnostic", "diagnostics")))
     results = f"`results/{ch.key}.json`"
     if nb is not None:
@@ -256,7 +245,7 @@ def _provenance(ch: Chapter, nb: dict | None, root: Path) -> str:
 
 
 def _results_section(ch: Chapter, with_figures: bool) -> str:
-    from fldp import report
+    from fldp.repro import report
 
     e = ch.entry
     if e is None:
@@ -351,8 +340,24 @@ def _api_pages() -> dict[str, str]:
 def stage(root: Path = PROJECT_ROOT, dest: Path = STAGE_DIR, cache: Path = VENDOR_CACHE,
           packages: Sequence[Vendored] = VENDORED) -> Path:
     """Assemble the book's Sphinx source folder in ``dest`` (emptied first) from the project at
-    ``root``, with the ``packages`` vendored into its ``_static``; returns it."""
-    from fldp import papers, report
+    ``root``, with the ``packages`` vendored into its ``_static``; returns it.  What it stages:
+
+    * ``book/`` (committed): the configuration, the landing page, the guide pages and one
+      introduction page per paper (``book/parts/<paper>.md``), whose findings blocks are filled
+      from ``results/`` as README.md's were (:data:`fldp.repro.report.FINDINGS_BLOCK`);
+    * every chapter (``notebooks/**/NN_*.ipynb``): the executed full-mode copy that ``fldp
+      reproduce`` committed to ``results/executed/`` (:data:`fldp.repro.pipeline.EXECUTED`), with
+      a note saying which mode and date its numbers come from and its claims table appended.  A
+      chapter whose executed copy is not committed yet shows its code without outputs, with its
+      committed full-mode figures and verdicts, and says so;
+    * ``figures/`` and ``results/<paper>/*.json`` (the pages link to them), ``register.md`` (the
+      claims register, :func:`fldp.repro.report.render` for the book) and ``api/`` (one page per
+      module of the package, its ``automodule``: the reference generated from the docstrings);
+    * the JavaScript the pages run (:func:`vendor`): ``@jupyter-widgets/html-manager``, which
+      renders the Explore sections' widgets from the state papermill saved, and MathJax.
+    """
+    from fldp import papers
+    from fldp.repro import report
 
     root, dest = Path(root), Path(dest)
     book = root / "book"
@@ -399,7 +404,9 @@ def stage(root: Path = PROJECT_ROOT, dest: Path = STAGE_DIR, cache: Path = VENDO
 
 def build(root: Path = PROJECT_ROOT, out: Path = OUTPUT_DIR, stage_dir: Path = STAGE_DIR, *,
           quiet: bool = True, packages: Sequence[Vendored] = VENDORED) -> Path:
-    """Stage the sources and run Sphinx (HTML, warnings as errors) into ``out``; returns it."""
+    """Stage the sources and run Sphinx (HTML, warnings as errors) into ``out``; returns it.
+    MyST-NB's execution is off (the chapters come executed), and ``-W`` makes a broken
+    cross-reference or a missing image fail the build."""
     src = stage(root, stage_dir, packages=packages)
     doctrees = Path(stage_dir).parent / "book-doctrees"
     for stale in (Path(out), doctrees):  # a fresh build each time: nothing of an older one lingers

@@ -1,77 +1,24 @@
-"""Where a notebook's outputs go, written atomically: figures, numbers and claim checks.
+"""A notebook's record: its numbers, figures and claim verdicts (:class:`Recorder`), and another
+notebook's saved results (:func:`load`).
 
-A notebook makes one :class:`Recorder`, adds the numbers behind each figure, records every
-paper claim it tests with a verdict that can be false, saves its figures, and calls
-:meth:`Recorder.save` at the end.  Files are written to a temporary name and moved into
-place (``os.replace``), so an interrupted run never leaves a half-written file.
-
-Layout (``root`` is the project root, or ``$FLDP_OUTPUT_DIR`` when set)::
-
-    full mode (fldp reproduce):   root/figures/<paper>/<name>.png    root/results/<paper>/<notebook>.json
-    full mode (anywhere else):    root/build/interactive/figures/... root/build/interactive/results/...
-    quick mode:                   root/build/quick/figures/...       root/build/quick/results/...
-
-Quick (CI-size) runs go under ``build/quick`` and a notebook run by hand (JupyterLab, nbclient)
-under ``build/interactive``, so that neither overwrites the committed full-mode results and
-figures that REPORT.md is rendered from; ``fldp reproduce`` sets ``FLDP_PUBLISH=1`` for its
-full-mode kernels.
-
-Notebooks that build on others read another notebook's saved results with :func:`load` (e.g.
-04 and 05 read the constants 03 estimated).  Runs repeated over seeds are summarised by
-:func:`fldp.verdicts.over_seeds`, beside the statistics that judge them.
+A notebook makes one :class:`Recorder`, adds the numbers behind each figure, records every claim it
+tests with a verdict that can be false, saves its figures, and calls :meth:`Recorder.save` at the
+end; where the files go in each mode, and how they are written, is :mod:`fldp.repro.paths`.
 """
 from __future__ import annotations
 
 import json
-import math
 import os
-import tempfile
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
-__all__ = [
-    "PROJECT_ROOT", "PUBLISH_ENV", "publishing", "output_root", "interactive", "results_path",
-    "ResultsNotFound", "load", "atomic_write_bytes", "atomic_write_json", "SavedFigure", "Recorder"
-]
+from fldp import counting
+from fldp.repro import cost, store
+from fldp.repro.paths import (PROJECT_ROOT, PUBLISH_ENV, atomic_write_bytes, atomic_write_json, interactive,
+                              output_root, results_path, strict)
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-_UMASK = os.umask(0o022)
-os.umask(_UMASK)  # read the process umask (there is no getter) and restore it
-
-
-#: Set to 1 by a full-mode ``fldp reproduce``: only then are the committed ``results/`` and
-#: ``figures/`` written (or by hand, to say so explicitly: ``FLDP_PUBLISH=1``).
-PUBLISH_ENV = "FLDP_PUBLISH"
-
-
-def publishing() -> bool:
-    """Whether a full-mode run may write the committed ``results/`` and ``figures/``."""
-    return os.environ.get(PUBLISH_ENV, "").lower() in ("1", "true", "yes")
-
-
-def output_root(quick: bool) -> Path:
-    """Root under which ``figures/`` and ``results/`` are written: ``$FLDP_OUTPUT_DIR`` when set;
-    ``build/quick`` in quick mode; the project root in a full-mode ``fldp reproduce``
-    (:func:`publishing`); otherwise ``build/interactive``, so that a notebook run in JupyterLab
-    never rewrites what REPORT.md is rendered from."""
-    env = os.environ.get("FLDP_OUTPUT_DIR")
-    if env:
-        return Path(env)
-    if quick:
-        return PROJECT_ROOT / "build" / "quick"
-    return PROJECT_ROOT if publishing() else PROJECT_ROOT / "build" / "interactive"
-
-
-def interactive(quick: bool) -> bool:
-    """A full-mode run outside ``fldp reproduce`` (its outputs go to ``build/interactive``)."""
-    return not quick and not os.environ.get("FLDP_OUTPUT_DIR") and not publishing()
-
-
-def results_path(paper: str, notebook: str, *, quick: bool) -> Path:
-    """``<output_root(quick)>/results/<paper>/<notebook>.json``: where :class:`Recorder` saves."""
-    return output_root(quick) / "results" / paper / f"{notebook}.json"
-
+__all__ = ["ResultsNotFound", "load", "SavedFigure", "Recorder"]
 
 class ResultsNotFound(FileNotFoundError):
     """Another notebook's results are missing (or from the other mode): run that notebook first."""
@@ -100,44 +47,6 @@ def load(paper: str, notebook: str, *, quick: bool) -> dict:
         raise ResultsNotFound(f"{path} holds {paper}/{notebook} results of the other mode "
                               f"(quick={saved.get('quick')}), not {mode} mode: run `{run}` first")
     return saved
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temporary file in the same folder + rename."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.chmod(fd, 0o666 & ~_UMASK)  # mkstemp creates 0600; give the mode open() would
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def atomic_write_json(path: Path, obj: Any) -> None:
-    """Serialise ``obj`` (tensors and numpy values included) to JSON atomically."""
-    text = json.dumps(_jsonable(obj), indent=2, sort_keys=False, allow_nan=True)
-    atomic_write_bytes(Path(path), (text + "\n").encode())
-
-
-def _jsonable(obj: Any) -> Any:
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    if hasattr(obj, "tolist"):  # numpy arrays/scalars, torch tensors
-        return _jsonable(obj.tolist())
-    if isinstance(obj, float) and (math.isnan(obj) or math.isinf(obj)):
-        return None if math.isnan(obj) else ("inf" if obj > 0 else "-inf")
-    if isinstance(obj, (bool, int, float, str)) or obj is None:
-        return obj
-    if isinstance(obj, Path):
-        return str(obj)
-    return repr(obj)
 
 
 class SavedFigure(type(Path())):
@@ -188,9 +97,7 @@ class Recorder:
         self.figures: list[str] = []
         self.findings: list[str] = []
         self._t0 = time.time()
-        from fldp import cost
-
-        self._cpu = cost.cpu_mark()
+        self._cpu = counting.cpu_mark()
 
     @property
     def figure_dir(self) -> Path:
@@ -203,7 +110,7 @@ class Recorder:
     @property
     def costs_path(self) -> Path:
         """``results/costs/<paper>/<notebook>.json``: the runs this notebook needs and what each cost
-        (:func:`fldp.store.manifest`), and its own time outside them; the plan of ``fldp reproduce``."""
+        (:func:`fldp.repro.store.manifest`), and its own time outside them; the plan of ``fldp reproduce``."""
         return self.root / "results" / "costs" / self.paper / f"{self.notebook}.json"
 
     def add(self, key: str, value: Any) -> None:
@@ -215,7 +122,7 @@ class Recorder:
         """Record one sentence of what this notebook found, its numbers formatted from the
         computed values (never typed in by hand); prints it; returns it.  ``fldp report`` shows
         the findings in REPORT.md, and the book under the chapter's verdicts and in its part
-        page's findings blocks (:mod:`fldp.book`), so that no result number of the book can go
+        page's findings blocks (:mod:`fldp.repro.book`), so that no result number of the book can go
         stale against ``results/``."""
         if not isinstance(text, str) or not text.strip():
             raise ValueError(f"finding: text={text!r} must be a non-empty sentence")
@@ -267,8 +174,8 @@ class Recorder:
         entry = {"id": claim_id, "statement": statement, "kind": kind, "source": source,
                  "setting": setting, "setting_note": setting_note, "verdict": verdict.verdict,
                  "reason": verdict.reason, "why": verdict.why, "falsifier": falsifier,
-                 "measured": _jsonable(measured), "expected": _jsonable(expected), "note": note,
-                 "stats": _jsonable(dict(verdict.stats))}
+                 "measured": strict(measured), "expected": strict(expected), "note": note,
+                 "stats": strict(dict(verdict.stats))}
         if any(c["id"] == claim_id for c in self.claims):
             raise ValueError(f"claim {claim_id!r} is recorded twice in {self.paper}/{self.notebook}: one cause is "
                              "one claim (give it several measurements)")
@@ -313,18 +220,15 @@ class Recorder:
             "params": self.params, "wall_time_s": round(time.time() - self._t0, 3),
             "figures": self.figures, "findings": self.findings, "claims": self.claims, "data": self.data,
         }
-        from fldp import store
         runs = store.usage()
         if runs["ran"] or runs["reused"]:  # the runs behind the numbers: computed here or read back
             payload["runs"] = {**runs, "seconds": round(runs["seconds"], 3), "waited": round(runs["waited"], 3)}
         atomic_write_json(self.results_path, payload)
-        from fldp import cost
-
         wall = payload["wall_time_s"]
         atomic_write_json(self.costs_path, {  # the notebook's own time, runs aside: wall and CPU seconds
             "paper": self.paper, "notebook": self.notebook, "quick": self.quick, "wall_time_s": wall,
             "kernel_s": round(max(0.0, wall - runs.get("waited", 0.0)), 3),
-            "kernel_cpu_s": round(cost.own_cpu_s(self._cpu), 3), "runs": store.manifest(),
+            "kernel_cpu_s": round(counting.own_cpu_s(self._cpu), 3), "runs": store.manifest(),
             "calibration": (lambda c: c.as_dict() if c else None)(cost.cached_calibration())})
         manifest = os.environ.get("FLDP_RUN_MANIFEST")  # set by `fldp reproduce`
         if manifest:

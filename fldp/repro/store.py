@@ -1,24 +1,14 @@
 """A resumable store of finished runs: one JSON file per run, keyed by a content hash of the run.
-
-A *run* is a call ``fn(**config)`` of a top-level function (named ``"module:function"``, so a
-worker process on any machine can import and call it) that returns JSON-able numbers.  Its
-key is the SHA-256 of the canonical JSON of the function's name, the full configuration (the
-data split, the model, every setting and the seed are all arguments of ``fn``) and the code
-version that matters: fldp's version and the function's ``store_version`` attribute (bump it
-when a change alters the numbers a run returns).
-
-Each finished run is written atomically (temporary file + rename; a writer killed mid-write
-leaves only a temporary file, never read and removed by a later sweep once it is an hour old;
-a run that cannot be written, e.g. on a full disk, is reported as failed) to
-``<root>/<module.function>/<key>.json`` with a digest of its result, so a reader never sees a
-half-written file, and a damaged or foreign file (truncated, edited, or holding another key) is
-detected, reported and rerun, never read as a result.  ``RunStore.frame()`` gives the store as
-a pandas table (one row per run, ``config.*`` and scalar ``result.*`` columns).
-
-Where the store lives: ``default_store(quick)`` is ``<output root>/results/runs`` (the project's
-``results/runs/`` in full mode, ``build/quick/results/runs/`` in quick mode, under
-``$FLDP_OUTPUT_DIR`` when set); it is not committed.  ``$FLDP_FRESH=1`` (``fldp reproduce
---fresh``) makes :meth:`RunStore.run` ignore what is stored and run again.
+A *run* is a call ``fn(**config)`` of a top-level function that returns JSON-able numbers, named
+``"module:function"`` (:func:`fn_name`) so that a worker process on any machine can import and
+call it; its key (:func:`run_key`) is the SHA-256 of the function's name, its whole configuration
+(the data split, the model, every setting and the seed are all arguments of ``fn``) and the code
+version that matters (:func:`code_version`).  :class:`RunStore` writes each finished run
+atomically with a digest of its result, so that a reader never sees a half-written file and a
+damaged or foreign file is reported and rerun, never read as a result; :meth:`RunStore.frame`
+gives the store as a pandas table.  :func:`default_store` says where the store lives (not
+committed), and ``$FLDP_FRESH=1`` (``fldp reproduce --fresh``) makes :meth:`RunStore.run` ignore
+what is stored and run again.
 """
 from __future__ import annotations
 
@@ -26,7 +16,6 @@ import hashlib
 import importlib
 import inspect
 import json
-import math
 import os
 import time
 import warnings
@@ -34,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Optional, Union
 
-from . import __version__
-from .results import PROJECT_ROOT, _jsonable, atomic_write_bytes, interactive, output_root
+from fldp import __version__, counting
+from fldp.repro.paths import PROJECT_ROOT, atomic_write_bytes, interactive, output_root, plain
 
 __all__ = [
     "FORMAT", "FRESH_ENV", "fn_name", "resolve", "canonical", "normalise", "code_version",
@@ -69,23 +58,9 @@ def resolve(name: str) -> Callable:
     return obj
 
 
-def _plain(obj: Any) -> Any:
-    """JSON-able values, non-finite floats kept (the store writes NaN and Infinity as JSON's
-    extension tokens, which Python reads back exactly; results.Recorder's files spell them out)."""
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return obj
-    if isinstance(obj, dict):
-        return {str(k): _plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_plain(v) for v in obj]
-    if hasattr(obj, "tolist"):  # numpy arrays and scalars, torch tensors
-        return _plain(obj.tolist())
-    return _jsonable(obj)
-
-
 def canonical(obj: Any) -> str:
     """Canonical JSON (sorted keys, no spaces; numpy and torch values as plain numbers)."""
-    return json.dumps(_plain(obj), sort_keys=True, separators=(",", ":"), allow_nan=True)
+    return json.dumps(plain(obj), sort_keys=True, separators=(",", ":"), allow_nan=True)
 
 
 def normalise(obj: Any) -> Any:
@@ -95,6 +70,8 @@ def normalise(obj: Any) -> Any:
 
 
 def code_version(fn: Union[Callable, str]) -> str:
+    """The code version a run's key includes: fldp's version and the function's ``store_version``
+    attribute (default 1; bump it when a change alters the numbers a run returns)."""
     f = resolve(fn) if isinstance(fn, str) else fn
     return f"fldp {__version__}; {fn_name(fn)} v{getattr(f, 'store_version', 1)}"
 
@@ -147,7 +124,7 @@ class Record:
     seconds: float
     finished: str
     version: str
-    work: Optional[dict] = None  # the engine's work (fldp.cost; {} when the run trains nothing); None: stored before counting
+    work: Optional[dict] = None  # the engine's work (fldp.repro.cost; {} when the run trains nothing); None: stored before counting
     cpu_s: Optional[float] = None  # CPU seconds of the run (None: stored before they were kept)
 
 
@@ -172,7 +149,7 @@ def usage() -> dict[str, Any]:
     """The distinct runs this process took from run stores: ``ran`` (computed and saved here),
     ``reused`` (read back; a run read twice counts once), ``seconds`` (what they took when computed, all of them) and the ``first`` and
     ``last`` times one of them finished, and ``waited``, the seconds this process spent computing
-    runs or waiting for them (:func:`waited`).  :meth:`fldp.results.Recorder.save` keeps it with a
+    runs or waiting for them (:func:`waited`).  :meth:`fldp.repro.results.Recorder.save` keeps it with a
     notebook's results, so that a chapter says when its numbers were computed, not only when the
     notebook last ran."""
     return dict(_USAGE)
@@ -185,12 +162,19 @@ def waited(seconds: float) -> None:
 
 def manifest() -> list[dict]:
     """The distinct runs of :func:`usage`, each ``{"fn", "config", "seconds", "cpu_s", "work", "ran"}``: what
-    a notebook needs from the store, which the reproduction's plan reads (:mod:`fldp.cost`)."""
+    a notebook needs from the store, which the reproduction's plan reads (:mod:`fldp.repro.cost`)."""
     return [dict(r) for r in _RUNS]
 
 
 class RunStore:
-    """Finished runs under ``root`` (see the module docstring)."""
+    """Finished runs under ``root``, one file per run, ``<root>/<module.function>/<key>.json``.
+
+    Each finished run is written atomically (temporary file + rename; a writer killed mid-write
+    leaves only a temporary file, never read and removed by a later sweep once it is an hour
+    old, :meth:`remove_stale_temporaries`; a run that cannot be written, e.g. on a full disk, is
+    reported as failed) with a digest of its result, so a reader never sees a half-written file,
+    and a damaged or foreign file (truncated, edited, or holding another key) is detected,
+    reported and rerun, never read as a result (:meth:`read`)."""
 
     def __init__(self, root: Union[str, Path]):
         self.root = Path(root)
@@ -231,7 +215,7 @@ class RunStore:
 
     def save(self, fn: Union[Callable, str], config: Mapping[str, Any], result: Any, seconds: float,
              work: Optional[dict] = None, cpu_s: Optional[float] = None) -> Record:
-        """Write a finished run atomically (``work``, ``cpu_s``: what it cost, :mod:`fldp.cost`);
+        """Write a finished run atomically (``work``, ``cpu_s``: what it cost, :mod:`fldp.counting`);
         returns it as it reads back."""
         text = canonical(result)
         rec = Record(run_key(fn, config), fn_name(fn), normalise(dict(config)), json.loads(text), float(seconds),
@@ -245,21 +229,14 @@ class RunStore:
         return rec
 
     def run(self, fn: Callable, config: Mapping[str, Any], *, fresh: Optional[bool] = None) -> Any:
-        """``fn(**config)`` from the store, or computed, stored and returned: in this process, or
-        on the shared Dask cluster of ``fldp reproduce --jobs N`` when its address is set
-        (``$DASK_SCHEDULER_ADDRESS`` with ``$FLDP_BACKEND=dask``), so that a notebook's kernel
-        does not compute beside the cluster's workers on the same cores."""
+        """``fn(**config)`` from the store, or computed in this process, stored and returned (with
+        its counted work and CPU seconds, :mod:`fldp.counting`).  Where a run should go to a
+        cluster instead, :func:`fldp.repro.sweep.run_one` chooses."""
         fresh = fresh_default() if fresh is None else fresh
-        if os.environ.get("FLDP_BACKEND") == "dask" and os.environ.get("DASK_SCHEDULER_ADDRESS"):
-            from . import sweep
-
-            return sweep.run_all(fn, [dict(config)], store=self, fresh=fresh, progress=False).results[0]
         rec = None if fresh else self.load(fn, config)
         if rec is None:
-            from . import cost
-
             t0 = time.perf_counter()
-            with cost.measure() as m:
+            with counting.measure() as m:
                 result = fn(**config)
             rec = self.save(fn, config, result, time.perf_counter() - t0, m.work, m.cpu_s)
             waited(rec.seconds)
@@ -301,6 +278,7 @@ class RunStore:
 
 
 def fresh_default() -> bool:
+    """Whether ``$FLDP_FRESH`` (``fldp reproduce --fresh``) asks to ignore what is stored."""
     return os.environ.get(FRESH_ENV, "").lower() in ("1", "true", "yes")
 
 

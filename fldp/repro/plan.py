@@ -1,0 +1,169 @@
+"""What a reproduction will cost before it runs, and how far it is while it runs: per notebook the
+runs it needed last time (its cost record, ``results/costs/``), how many the run store holds, the
+predicted time of the rest (:mod:`fldp.repro.cost`), and one progress line with an ETA."""
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from fldp import counting
+from fldp.repro import cost, store as S
+from fldp.repro.execute import Task
+from fldp.repro.paths import PROJECT_ROOT
+from fldp.repro.report import duration
+
+__all__ = ["Estimate", "costs_path", "estimate", "render_plan", "Progress"]
+
+@dataclass
+class Estimate:
+    """What one notebook will cost, from the runs it needed last time (``results/costs/``)."""
+
+    rel: str
+    known: bool  # a cost record exists (the notebook ran once with run counting)
+    runs: int = 0
+    held: int = 0  # of them, already in the run store
+    how: dict = field(default_factory=dict)  # of the runs to compute, how many were predicted how (cost.run_seconds)
+    runs_s: float = 0.0  # predicted seconds of the runs to compute
+    kernel_s: float = 0.0  # the notebook's own time, runs aside (measured last time, CPU seconds where kept)
+    flops: int = 0  # of the runs to compute
+    pending: dict = field(default_factory=dict)  # store path -> predicted seconds, of the runs to compute
+
+    @property
+    def seconds(self) -> float:
+        return self.runs_s + self.kernel_s
+
+
+def costs_path(rel: str, quick: bool) -> Path:
+    """Where a notebook's cost record is (:attr:`fldp.repro.results.Recorder.costs_path`)."""
+    root = os.environ.get("FLDP_OUTPUT_DIR") or (PROJECT_ROOT / "build" / "quick" if quick else PROJECT_ROOT)
+    p = Path(rel)  # the notebook at the top of notebooks/ is the baseline's
+    return Path(root) / "results" / "costs" / (p.parent.name or "baseline") / f"{p.stem}.json"
+
+
+def estimate(tasks: Sequence[Task], quick: bool, cal=None, fresh: bool = False) -> list[Estimate]:
+    """Per task, the runs it needs (its last cost record), how many the run store holds, and the
+    predicted time of the rest (:mod:`fldp.repro.cost`; ``cal`` from :func:`fldp.repro.cost.calibrate`)."""
+    cal = cal or cost.calibrate()
+    st = S.default_store(quick)
+    out = []
+    for t in tasks:
+        try:
+            record = json.loads(costs_path(t.rel, quick).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            out.append(Estimate(t.rel, False))
+            continue
+        own = record.get("kernel_cpu_s", record.get("kernel_s"))  # CPU seconds where kept (one thread)
+        e = Estimate(t.rel, True, runs=len(record.get("runs", [])), kernel_s=float(own or 0.0))
+        there = cost.Calibration.from_dict(record["calibration"]) if record.get("calibration") else None
+        if there is not None and own:  # its own time too, moved by the machines' speeds (the MLP rate)
+            e.kernel_s *= there.rate.get("MLP", 1.0) / cal.rate.get("MLP", 1.0)
+        for run in record.get("runs", []):
+            try:
+                path = st.path(run["fn"], run["config"])
+            except (ImportError, AttributeError, TypeError, ValueError):  # the run function changed
+                path = None
+            if path is not None and path.exists() and not fresh:
+                e.held += 1
+                continue
+            seconds, how = cost.run_seconds(run, cal, there)
+            e.runs_s += seconds
+            e.how[how] = e.how.get(how, 0) + 1
+            e.flops += counting.total_flops(run.get("work"))
+            if path is not None:
+                e.pending[str(path)] = seconds
+        out.append(e)
+    return out
+
+
+def render_plan(estimates: Sequence[Estimate], jobs: int, cal) -> str:
+    """The plan as a table: per notebook runs, held, to compute and the predicted time; the total."""
+    rows = [f"{'notebook':<38} {'runs':>5} {'stored':>6} {'to run':>6} {'GFLOP':>8} {'predicted':>12}  how"]
+    for e in estimates:
+        if not e.known:
+            rows.append(f"{e.rel:<38} {'?':>5} {'?':>6} {'?':>6} {'?':>8} {'unknown':>12}  "
+                        "no cost record (results/costs/): it has not run with run counting yet")
+            continue
+        todo = e.runs - e.held
+        words = {"measured": "by their CPU time", "model": "by the cost model", "last": "by their last wall time"}
+        how = [f"{e.how[k]} {w}" for k, w in words.items() if e.how.get(k)] + [f"own {duration(e.kernel_s)}"]
+        rows.append(f"{e.rel:<38} {e.runs:>5} {e.held:>6} {todo:>6} {e.flops / 1e9:>8.0f} "
+                    f"{duration(e.seconds):>12}  {'; '.join(h for h in how if h)}")
+    known = [e for e in estimates if e.known]
+    total = sum(e.seconds for e in known)
+    unknown = len(estimates) - len(known)
+    rates = ", ".join(f"{k} {v:.3g} GFLOP/s" for k, v in cal.rate.items())
+    busy = cal.load > 0.5 * (cal.machine.get("cores") or 1)
+    rows += ["", f"predicted: {duration(total)} of work" + (f" for {len(known)} notebook(s); {unknown} unknown" if unknown else "")
+             + (f"; on {jobs} workers about {duration(total / jobs)}" if jobs > 1 else ""),
+             f"cost model ({cal.machine.get('host')}, {cal.machine.get('threads')} thread(s)): {rates}; "
+             f"a run's set-up {cal.run_s:.2f} s" + (f"; measured on a busy machine (load {cal.load:.1f}), so the "
+                                                     "prediction is pessimistic: --recalibrate measures again" if busy else "")]
+    return "\n".join(rows)
+
+
+class Progress:
+    """One progress line over the whole reproduction, in seconds of predicted work, with an ETA: a
+    run counts when its file appears in the run store, a notebook when it finishes.  On a terminal
+    a tqdm bar (refreshed every few seconds by a thread); otherwise a line after each notebook."""
+
+    def __init__(self, estimates: Sequence[Estimate], *, interval: float = 3.0, stream=None):
+        import sys
+        import threading
+
+        self.by_rel = {e.rel: e for e in estimates}
+        self.total = sum(e.seconds for e in estimates if e.known)
+        self.finished: set[str] = set()
+        self.stream = stream or sys.stderr
+        self.t0, self.started = time.perf_counter(), time.time() - 1.0  # file times: 1 s of slack
+        self._stop = threading.Event()
+        self.bar = None
+        if self.total > 0 and getattr(self.stream, "isatty", lambda: False)():
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=round(self.total), unit="s", desc="reproduction (predicted work)",
+                            file=self.stream, dynamic_ncols=True)
+            self._thread = threading.Thread(target=self._poll, args=(interval,), daemon=True)
+            self._thread.start()
+
+    def done_seconds(self) -> float:
+        done = 0.0
+        for rel, e in self.by_rel.items():
+            if not e.known:
+                continue
+            if rel in self.finished:
+                done += e.seconds
+            else:  # written since the start (with --fresh the old file is there until it is replaced)
+                done += sum(s for path, s in e.pending.items() if _mtime(path) >= self.started)
+        return min(done, self.total)
+
+    def _poll(self, interval: float) -> None:
+        while not self._stop.wait(interval):
+            self.bar.n = round(self.done_seconds())
+            self.bar.refresh()
+
+    def finish(self, rel: str) -> None:
+        self.finished.add(rel)
+        if self.bar is not None:
+            self.bar.n = round(self.done_seconds())
+            self.bar.refresh()
+        elif self.total > 0:
+            done, spent = self.done_seconds(), time.perf_counter() - self.t0
+            eta = spent * (self.total - done) / done if done > 0 else float("nan")
+            print(f"progress: {100 * done / self.total:.0f}% of the predicted work after {duration(spent)}; "
+                  f"ETA {duration(eta)}", flush=True)
+
+    def close(self) -> None:
+        self._stop.set()
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _mtime(path: str) -> float:
+    try:
+        return os.path.getmtime(path)
+    except OSError:
+        return float("-inf")

@@ -346,7 +346,7 @@ def stage(root: Path = PROJECT_ROOT, dest: Path = STAGE_DIR, cache: Path = VENDO
       introduction page per paper (``book/parts/<paper>.md``), whose findings blocks are filled
       from ``results/`` as README.md's were (:data:`fldp.repro.report.FINDINGS_BLOCK`);
     * every chapter (``notebooks/**/NN_*.ipynb``): the executed full-mode copy that ``fldp
-      reproduce`` committed to ``results/executed/`` (:data:`fldp.repro.pipeline.EXECUTED`), with
+      reproduce`` committed to ``results/executed/`` (:data:`fldp.repro.execute.EXECUTED`), with
       a note saying which mode and date its numbers come from and its claims table appended.  A
       chapter whose executed copy is not committed yet shows its code without outputs, with its
       committed full-mode figures and verdicts, and says so;

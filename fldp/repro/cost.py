@@ -137,7 +137,7 @@ def calibrate(*, cache: Optional[Path] = None, refresh: bool = False) -> Calibra
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
     rate, step_s, elem_s = {}, {}, {}
     threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # as every run computes under fldp reproduce (pipeline.plan)
+    torch.set_num_threads(1)  # as every run computes under fldp reproduce (fldp.repro.chapters.plan)
     try:
         for cls, (name, kwargs, (clients, batch)) in CALIBRATION_SHAPES.items():
             model = models.make_model(name, **kwargs)

@@ -106,7 +106,7 @@ exercises: env
 ROOT_FLAG = $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 
 lab: env
-	JUPYTER_CONFIG_PATH=$(CURDIR)/scripts/jupyter $(BIN)/jupyter lab --notebook-dir=notebooks --ServerApp.ip=127.0.0.1 --ServerApp.port=$(LAB_PORT) $(ROOT_FLAG)
+	JUPYTER_CONFIG_PATH=$(CURDIR)/scripts/jupyter$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH} $(BIN)/jupyter lab --notebook-dir=notebooks --ServerApp.ip=127.0.0.1 --ServerApp.port=$(LAB_PORT) $(ROOT_FLAG)
 
 explore: env
 	@echo "fldp explorers: open http://127.0.0.1:$(PORT)/ in a browser (Ctrl-C stops the server)"

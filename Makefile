@@ -15,6 +15,8 @@ QUICK ?=
 JOBS  ?= $(shell nproc 2>/dev/null || echo 1)
 PYTEST_ARGS ?=
 QUICK_FLAG := $(if $(filter 1 true True yes,$(QUICK)),--quick,)
+FRESH ?=
+FRESH_FLAG := $(if $(filter 1 true True yes,$(FRESH)),--fresh,)
 SOLUTIONS ?=
 SOLUTIONS_FLAG := $(if $(filter 1 true True yes,$(SOLUTIONS)),--solutions,)
 
@@ -26,7 +28,8 @@ BOOK_PORT ?= 8000
 .DEFAULT_GOAL := help
 
 help:
-	@echo "make reproduce [QUICK=1] [JOBS=N]  execute every notebook (JOBS: workers, default all cores),"
+	@echo "make reproduce [QUICK=1] [JOBS=N]  execute every notebook (JOBS: workers, default all cores; FRESH=1:"
+	@echo "                                   recompute every run instead of reading the store and the run archive),"
 	@echo "                                   write build/report.{md,html}"
 	@echo "                                   (full mode: also results/ with results/executed/, the book's"
 	@echo "                                   chapters, figures/ and REPORT.md)"
@@ -72,11 +75,11 @@ $(KERNEL): $(STAMP)
 # A full run also re-renders REPORT.md from results/, even when a notebook failed (the others'
 # results were updated); the exit status is still the reproduce's.
 reproduce: env
-	@status=0; $(BIN)/fldp reproduce $(QUICK_FLAG) --jobs $(JOBS) || status=$$?; \
+	@status=0; $(BIN)/fldp reproduce $(QUICK_FLAG) $(FRESH_FLAG) --jobs $(JOBS) || status=$$?; \
 	$(if $(QUICK_FLAG),,$(BIN)/fldp report || status=1;) exit $$status
 
 plan: env
-	@$(BIN)/fldp reproduce --plan $(QUICK_FLAG) --jobs $(JOBS)
+	@$(BIN)/fldp reproduce --plan $(QUICK_FLAG) $(FRESH_FLAG) --jobs $(JOBS)
 
 report: env
 	$(BIN)/fldp report

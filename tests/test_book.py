@@ -154,6 +154,7 @@ def test_the_store_counts_the_runs_a_notebook_used(tmp_path: Path, monkeypatch):
                                           "waited": 0.0})
     monkeypatch.setattr(store, "_COUNTED", set())
     monkeypatch.setattr(store, "_RUNS", [])
+    monkeypatch.setattr(store, "_USED", {})
     runs, again = store.RunStore(tmp_path / "runs"), store.RunStore(tmp_path / "runs2")
     assert runs.run(report.duration, {"seconds": 75.0}) == "1 min 15 s"  # computed
     assert again.run(report.duration, {"seconds": 75.0}) == "1 min 15 s"  # the same run computed in another store: once
@@ -169,6 +170,10 @@ def test_the_store_counts_the_runs_a_notebook_used(tmp_path: Path, monkeypatch):
     rec.root = tmp_path
     assert json.loads(rec.save().read_text())["runs"]["ran"] == 2
     assert len(json.loads(rec.costs_path.read_text())["runs"]) == 2  # the cost record lists the same runs
+    # and the run archive the two runs themselves, numbers only, sorted by key
+    lines = [json.loads(x) for x in rec.archive_path.read_text().splitlines()]
+    assert sorted(x["result"] for x in lines) == ["1 min 00 s", "1 min 15 s"]
+    assert [x["key"] for x in lines] == sorted(x["key"] for x in lines) and "seconds" not in lines[0]
 
 
 def test_stage_needs_the_book_sources(tmp_path: Path):

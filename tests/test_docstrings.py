@@ -1,7 +1,7 @@
 """Module docstrings are a paragraph: what the module is for and what it holds.  The long
 critiques of the papers live in the chapters (notebooks/), the design notes in the book's package
 page, the detail of a function in that function's docstring.  A ``.. code-block::`` (the engine's
-round diagram) is not counted."""
+round diagram) and a ``::`` literal block (the command line's synopsis) are not counted."""
 from __future__ import annotations
 
 import ast
@@ -18,8 +18,10 @@ LIMIT = 1400  # characters of prose
 def prose(doc: str) -> str:
     out, skipping = [], False
     for line in doc.splitlines():
-        if line.startswith(".. code-block::"):
-            skipping = True
+        if line.startswith(".. code-block::") or line.rstrip().endswith("::"):
+            skipping = True  # a literal block (a diagram, a command synopsis) is not prose
+            if line.rstrip().endswith("::") and not line.startswith(".."):
+                out.append(line)
             continue
         if skipping and (line.startswith(" ") or not line.strip()):
             continue
@@ -37,3 +39,4 @@ def test_module_docstring_is_a_paragraph(path):
 def test_the_limit_can_fail():
     assert len(prose("x" * (LIMIT + 1))) > LIMIT
     assert len(prose("intro\n\n.. code-block:: text\n\n    " + "y" * 5000 + "\n\nend")) < 20
+    assert len(prose("usage::\n\n    " + "y" * 5000 + "\n\nend")) < 20

@@ -7,6 +7,7 @@
     fldp sweep FN [-g NAME=V1,V2,...] [-p NAME VALUE] [--backend B] [--workers N] [--scheduler ADDR]
                [--store DIR] [--fresh]
     fldp book [--out DIR] [--serve] [--no-build] [--port N]
+    fldp store verify [--only NOTEBOOK] [--sample N | --budget SECONDS] [--seed S] [--archive DIR]
 
 Exit status of ``reproduce``: 0 when every notebook ran, 1 when one failed, 2 for a request
 that cannot run.  Of ``sweep``: 0 when every run finished, 1 when one failed (the others are
@@ -14,7 +15,9 @@ stored), 2 for a request that cannot run.  Of ``report``: 0 when REPORT.md was w
 date), 1 when ``--check`` finds it missing or out of date.  Of ``exercises``: 0 when the notebooks were
 written (and, executed, every check reported what it should), 1 when one did not, 2 for a request that
 cannot run.  Of ``book``: 0 when the site was built (and served until Ctrl-C), 1 when the build
-failed (Sphinx's warnings are errors), 2 when the port cannot be served.
+failed (Sphinx's warnings are errors), 2 when the port cannot be served.  Of ``store verify``: 0 when
+every checked run recomputes to its archived numbers, 1 when one differs or a line is damaged, 2 for a
+request that cannot run.
 """
 from __future__ import annotations
 
@@ -144,7 +147,71 @@ def build_parser() -> argparse.ArgumentParser:
     bk.add_argument("--serve", action="store_true", help="then serve it on http://127.0.0.1:PORT/ until Ctrl-C")
     bk.add_argument("--no-build", action="store_true", help="serve the site already built in --out")
     bk.add_argument("--port", type=_port, default=8000, metavar="N", help="port for --serve (default 8000)")
+    sto = commands.add_parser(
+        "store", help="the run archive (results/archive/): verify it by recomputing its runs",
+        description="fldp store verify: recompute archived runs (one thread, seeded) and compare them with the "
+                    "archive exactly; a mismatch names the run, its notebook and the first differing value.")
+    sto_cmd = sto.add_subparsers(dest="store_command", metavar="SUBCOMMAND")
+    ver = sto_cmd.add_parser("verify", help="recompute archived runs and compare them with the archive")
+    ver.add_argument("--only", action="append", default=[], metavar="NOTEBOOK",
+                     help="the runs of the notebooks whose <paper>/<notebook> contains this (repeatable)")
+    amount = ver.add_mutually_exclusive_group()
+    amount.add_argument("--sample", type=_positive_int, metavar="N", help="N runs drawn at random (--seed)")
+    amount.add_argument("--budget", type=_positive_float, metavar="SECONDS",
+                        help="the cheapest runs first (by their cost records) until SECONDS are spent")
+    ver.add_argument("--seed", type=int, default=0, help="the sample's seed (default 0)")
+    ver.add_argument("--archive", type=Path, default=PROJECT_ROOT / "results" / "archive", metavar="DIR",
+                     help="the archive (default: results/archive/)")
     return parser
+
+
+def _store(args: argparse.Namespace, parser) -> int:
+    """``fldp store verify``: 0 when every checked run recomputes to its archived numbers, 1 when one
+    does not (or a line of the archive is damaged), 2 for a bad request."""
+    import warnings
+
+    from fldp.repro import archive, verify
+
+    if args.store_command != "verify":
+        parser.parse_args(["store", "--help"])
+        return 2
+    if not args.archive.is_dir():
+        print(f"fldp store verify: error: no run archive at {args.archive}", file=sys.stderr)
+        return 2
+    arch = archive.Archive(args.archive)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # damaged lines are listed below instead
+        runs = list(arch.runs(args.only))
+    for d in arch.damaged:
+        print(f"DAMAGED  {d}")
+    if not runs:
+        print(f"fldp store verify: error: no archived run matches {args.only or 'anything'} in {args.archive}",
+              file=sys.stderr)
+        return 2
+    cost_of = _archived_cost() if args.budget else None
+    checked, mismatches = verify.verify(arch, only=args.only, sample=args.sample, budget_s=args.budget,
+                                        seed=args.seed, cost=cost_of)
+    for m in mismatches:
+        print(f"MISMATCH {m}")
+    print(f"fldp store verify: {checked} of {len(runs)} archived run(s) recomputed, {len(mismatches)} differ"
+          + (f"; {len(arch.damaged)} damaged line(s)" if arch.damaged else ""))
+    return 1 if mismatches or arch.damaged else 0
+
+
+def _archived_cost():
+    """Predicted seconds of an archived run: its CPU (else wall) seconds in the cost records."""
+    import json
+
+    from fldp.repro.paths import PROJECT_ROOT
+
+    seconds = {}
+    for path in (PROJECT_ROOT / "results" / "costs").glob("*/*.json"):
+        try:
+            for r in json.loads(path.read_text()).get("runs", []):
+                seconds[(r["fn"], json.dumps(r["config"], sort_keys=True))] = r.get("cpu_s") or r.get("seconds") or 0.0
+        except (OSError, ValueError, KeyError):
+            continue
+    return lambda run: seconds.get((run["fn"], json.dumps(run["config"], sort_keys=True)), float("inf"))
 
 
 def _port(text: str) -> int:
@@ -337,6 +404,8 @@ def _main(argv: Sequence[str] | None = None) -> int:
         return build.main(args)
     if args.command == "book":
         return _book(args)
+    if args.command == "store":
+        return _store(args, parser)
     if args.command != "reproduce":
         parser.print_help(sys.stderr)
         return 2

@@ -25,7 +25,7 @@ from typing import Any
 from fldp import PROJECT_ROOT
 
 __all__ = ["PROJECT_ROOT", "PUBLISH_ENV", "publishing", "output_root", "interactive", "results_path",
-           "atomic_write_bytes", "atomic_write_json", "plain", "strict"]
+           "atomic_write_bytes", "atomic_write_json", "plain", "strict", "canonical"]
 
 _UMASK = os.umask(0o022)
 os.umask(_UMASK)  # read the process umask (there is no getter) and restore it
@@ -106,6 +106,12 @@ def strict(obj: Any) -> Any:
     if isinstance(obj, float) and not math.isfinite(obj):
         return None if math.isnan(obj) else ("inf" if obj > 0 else "-inf")
     return obj
+
+
+def canonical(obj: Any) -> str:
+    """Canonical JSON of :func:`plain` values (sorted keys, no spaces, non-finite floats as JSON's
+    NaN/Infinity tokens): what the run store and the run archive hash and write."""
+    return json.dumps(plain(obj), sort_keys=True, separators=(",", ":"), allow_nan=True)
 
 
 def atomic_write_json(path: Path, obj: Any) -> None:

@@ -31,6 +31,7 @@ class Estimate:
     kernel_s: float = 0.0  # the notebook's own time, runs aside (measured last time, CPU seconds where kept)
     flops: int = 0  # of the runs to compute
     pending: dict = field(default_factory=dict)  # store path -> predicted seconds, of the runs to compute
+    stale: int = 0  # archived runs of this notebook whose key no longer matches the code (recomputed)
 
     @property
     def seconds(self) -> float:
@@ -64,9 +65,10 @@ def estimate(tasks: Sequence[Task], quick: bool, cal=None, fresh: bool = False) 
         for run in record.get("runs", []):
             try:
                 path = st.path(run["fn"], run["config"])
+                held = st.holds(run["fn"], run["config"])  # in the local store or the run archive
             except (ImportError, AttributeError, TypeError, ValueError):  # the run function changed
-                path = None
-            if path is not None and path.exists() and not fresh:
+                path, held = None, False
+            if held and not fresh:
                 e.held += 1
                 continue
             seconds, how = cost.run_seconds(run, cal, there)
@@ -75,8 +77,25 @@ def estimate(tasks: Sequence[Task], quick: bool, cal=None, fresh: bool = False) 
             e.flops += counting.total_flops(run.get("work"))
             if path is not None:
                 e.pending[str(path)] = seconds
+        e.stale = stale_archived(st, t.rel)
         out.append(e)
     return out
+
+
+def stale_archived(st, rel: str) -> int:
+    """How many of the notebook's archived runs the code would no longer find: their function is
+    gone or its key (configuration with today's defaults, ``store_version``) changed."""
+    if st.archive is None:
+        return 0
+    p = Path(rel)
+    nb = f"{p.parent.name or 'baseline'}/{p.stem}"
+    stale = 0
+    for _, run in st.archive.runs([nb]):
+        try:
+            stale += S.run_key(run["fn"], run["config"]) != run["key"]
+        except (ImportError, AttributeError, TypeError, ValueError):
+            stale += 1
+    return stale
 
 
 def render_plan(estimates: Sequence[Estimate], jobs: int, cal) -> str:
@@ -90,6 +109,8 @@ def render_plan(estimates: Sequence[Estimate], jobs: int, cal) -> str:
         todo = e.runs - e.held
         words = {"measured": "by their CPU time", "model": "by the cost model", "last": "by their last wall time"}
         how = [f"{e.how[k]} {w}" for k, w in words.items() if e.how.get(k)] + [f"own {duration(e.kernel_s)}"]
+        if e.stale:
+            how.append(f"{e.stale} archived run(s) no longer match the code")
         rows.append(f"{e.rel:<38} {e.runs:>5} {e.held:>6} {todo:>6} {e.flops / 1e9:>8.0f} "
                     f"{duration(e.seconds):>12}  {'; '.join(h for h in how if h)}")
     known = [e for e in estimates if e.known]

@@ -50,7 +50,7 @@ PAPER_ORDER = (*papers.PAPERS, "benchmark")
 PAPER_NAMES = {**papers.titles(), "benchmark": "Benchmark", "baseline": "FedAvg baseline (no DP)"}
 #: Floats in the Measured and Expected columns are rounded to this many significant digits.
 SIGNIFICANT_DIGITS = 4
-SKIPPED_DIRS = ("runs", "costs")  # results/runs/: the sweep store, not committed; results/costs/: fldp.repro.cost
+SKIPPED_DIRS = ("runs", "costs", "archive")  # the run store (not committed); fldp.repro.cost's records; the run archive
 _CELL_LIMIT = 160
 _PARAMS_LIMIT = 600
 SETTING_NAMES = {"paper": "the paper's setting", "reduced": "reduced", "reading": "a reading"}

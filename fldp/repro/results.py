@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from fldp import counting
-from fldp.repro import cost, store
+from fldp.repro import archive, cost, store
 from fldp.repro.paths import (PROJECT_ROOT, PUBLISH_ENV, atomic_write_bytes, atomic_write_json, interactive,
                               output_root, results_path, strict)
 
@@ -112,6 +112,12 @@ class Recorder:
         """``results/costs/<paper>/<notebook>.json``: the runs this notebook needs and what each cost
         (:func:`fldp.repro.store.manifest`), and its own time outside them; the plan of ``fldp reproduce``."""
         return self.root / "results" / "costs" / self.paper / f"{self.notebook}.json"
+
+    @property
+    def archive_path(self) -> Path:
+        """``results/archive/<paper>/<notebook>.jsonl``: the runs behind this notebook's numbers,
+        numbers only (:mod:`fldp.repro.archive`)."""
+        return self.root / "results" / "archive" / self.paper / f"{self.notebook}.jsonl"
 
     def add(self, key: str, value: Any) -> None:
         """Store the numbers behind a figure or table under ``key``.  Returns nothing, so that a
@@ -230,6 +236,9 @@ class Recorder:
             "kernel_s": round(max(0.0, wall - runs.get("waited", 0.0)), 3),
             "kernel_cpu_s": round(counting.own_cpu_s(self._cpu), 3), "runs": store.manifest(),
             "calibration": (lambda c: c.as_dict() if c else None)(cost.cached_calibration())})
+        used = store.used_runs()
+        if used:  # the raw runs behind the numbers, without timings (fldp.repro.archive)
+            archive.write(self.archive_path, used)
         manifest = os.environ.get("FLDP_RUN_MANIFEST")  # set by `fldp reproduce`
         if manifest:
             with open(manifest, "a", encoding="utf-8") as fh:

@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Optional, Union
 
 from fldp import __version__, counting
-from fldp.repro.paths import PROJECT_ROOT, atomic_write_bytes, interactive, output_root, plain
+from fldp.repro.paths import PROJECT_ROOT, atomic_write_bytes, canonical, interactive, output_root
 
 __all__ = [
     "FORMAT", "FRESH_ENV", "fn_name", "resolve", "canonical", "normalise", "code_version",
-    "full_config", "run_key", "Record", "usage", "manifest", "RunStore", "fresh_default", "default_store"
+    "full_config", "run_key", "Record", "usage", "used_runs", "manifest", "RunStore", "fresh_default", "default_store"
 ]
 
 FORMAT = 1
@@ -56,11 +56,6 @@ def resolve(name: str) -> Callable:
     for part in qual.split("."):
         obj = getattr(obj, part)
     return obj
-
-
-def canonical(obj: Any) -> str:
-    """Canonical JSON (sorted keys, no spaces; numpy and torch values as plain numbers)."""
-    return json.dumps(plain(obj), sort_keys=True, separators=(",", ":"), allow_nan=True)
 
 
 def normalise(obj: Any) -> Any:
@@ -131,12 +126,14 @@ class Record:
 _USAGE: dict[str, Any] = {"ran": 0, "reused": 0, "seconds": 0.0, "first": None, "last": None, "waited": 0.0}
 _COUNTED: set = set()  # (fn, key) of the runs in _USAGE: a run read back twice counts once
 _RUNS: list = []  # the runs of _USAGE, for manifest()
+_USED: dict = {}  # (fn, key) -> Record of the runs of _USAGE, for used_runs() (the run archive)
 
 
 def _count(rec: "Record", *, reused: bool) -> None:
     if (rec.fn, rec.key) in _COUNTED:
         return
     _COUNTED.add((rec.fn, rec.key))
+    _USED[(rec.fn, rec.key)] = rec
     _RUNS.append({"fn": rec.fn, "config": rec.config, "seconds": round(float(rec.seconds), 3),
                   "cpu_s": rec.cpu_s, "work": rec.work, "ran": not reused})
     _USAGE["reused" if reused else "ran"] += 1
@@ -160,6 +157,12 @@ def waited(seconds: float) -> None:
     _USAGE["waited"] += float(seconds)
 
 
+def used_runs() -> list[Record]:
+    """The distinct runs of :func:`usage` with their results, in the order they were first taken:
+    what :meth:`fldp.repro.results.Recorder.save` writes to the notebook's run archive."""
+    return list(_USED.values())
+
+
 def manifest() -> list[dict]:
     """The distinct runs of :func:`usage`, each ``{"fn", "config", "seconds", "cpu_s", "work", "ran"}``: what
     a notebook needs from the store, which the reproduction's plan reads (:mod:`fldp.repro.cost`)."""
@@ -174,13 +177,16 @@ class RunStore:
     old, :meth:`remove_stale_temporaries`; a run that cannot be written, e.g. on a full disk, is
     reported as failed) with a digest of its result, so a reader never sees a half-written file,
     and a damaged or foreign file (truncated, edited, or holding another key) is detected,
-    reported and rerun, never read as a result (:meth:`read`)."""
+    reported and rerun, never read as a result (:meth:`read`).  ``archive``: a read-only
+    :class:`fldp.repro.archive.Archive` under this store (a fresh clone's committed runs): a run not
+    in ``root`` is looked up there; what is computed is written to ``root`` only."""
 
-    def __init__(self, root: Union[str, Path]):
+    def __init__(self, root: Union[str, Path], archive=None):
         self.root = Path(root)
+        self.archive = archive
 
     def __repr__(self) -> str:
-        return f"RunStore({str(self.root)!r})"
+        return f"RunStore({str(self.root)!r}" + (f", archive={str(self.archive.root)!r})" if self.archive else ")")
 
     def _path(self, name: str, key: str) -> Path:
         return self.root / name.replace(":", ".") / f"{key}.json"
@@ -206,9 +212,26 @@ class RunStore:
         return Record(saved["key"], saved["fn"], saved["config"], saved["result"], saved["seconds"],
                       saved["finished"], saved["version"], saved.get("work"), saved.get("cpu_s"))
 
-    def load(self, fn: Union[Callable, str], config: Mapping[str, Any]) -> Optional[Record]:
-        """The finished run ``fn(**config)``, or None (a run found counts in :func:`usage` as reused)."""
+    def find(self, fn: Union[Callable, str], config: Mapping[str, Any]) -> Optional[Record]:
+        """The finished run ``fn(**config)`` from this store or, when it is not there, from its
+        archive; None when neither holds it.  Not counted in :func:`usage` (see :meth:`load`)."""
         rec = self.read(self.path(fn, config))
+        if rec is None and self.archive is not None:
+            run = self.archive.get(fn_name(fn), run_key(fn, config))
+            if run is not None:
+                rec = Record(run["key"], run["fn"], run["config"], run["result"], 0.0, None, run["version"], None, None)
+        return rec
+
+    def holds(self, fn: Union[Callable, str], config: Mapping[str, Any]) -> bool:
+        """Whether :meth:`find` would find the run (without reading a local file's result)."""
+        if self.path(fn, config).exists():
+            return True
+        return self.archive is not None and self.archive.get(fn_name(fn), run_key(fn, config)) is not None
+
+    def load(self, fn: Union[Callable, str], config: Mapping[str, Any]) -> Optional[Record]:
+        """The finished run ``fn(**config)`` (:meth:`find`), or None (a run found counts in
+        :func:`usage` as reused)."""
+        rec = self.find(fn, config)
         if rec is not None:
             _count(rec, reused=True)
         return rec
@@ -285,6 +308,22 @@ def fresh_default() -> bool:
 def default_store(quick: bool) -> RunStore:
     """``results/runs/`` in full mode (an interactive run shares it: runs are keyed by their whole
     configuration, and the store is not committed), ``build/quick/results/runs/`` in quick mode,
-    ``$FLDP_OUTPUT_DIR/results/runs`` when that is set."""
+    ``$FLDP_OUTPUT_DIR/results/runs`` when that is set.  In full mode the committed run archive
+    (``results/archive/``, :mod:`fldp.repro.archive`) lies under it, read-only."""
+    from fldp.repro import archive
+
     root = output_root(quick)
-    return RunStore((PROJECT_ROOT if interactive(quick) else root) / "results" / "runs")
+    return RunStore((PROJECT_ROOT if interactive(quick) else root) / "results" / "runs",
+                    archive=None if quick else _shared_archive(archive.ARCHIVE_DIR))
+
+
+_ARCHIVES: dict = {}
+
+
+def _shared_archive(root: Path):
+    """One :class:`fldp.repro.archive.Archive` per folder and process (its index is built once)."""
+    from fldp.repro import archive
+
+    if root not in _ARCHIVES:
+        _ARCHIVES[root] = archive.Archive(root)
+    return _ARCHIVES[root]

@@ -1,0 +1,123 @@
+"""The run archive: the raw runs behind the committed full-mode results, committed beside them.
+
+``results/archive/<paper>/<notebook>.jsonl`` holds one line per run the notebook used: its key,
+function, code version, full configuration and result, with a digest of the result, as canonical
+JSON, sorted by key.  Numbers only: what a run cost stays in ``results/costs/``, so re-running the
+same code rewrites nothing here.  Plain JSON lines, not compressed files: a diff shows which runs
+changed, and git compresses them in its packs (zlib, with deltas between versions), which a
+compressed file would defeat.  A fresh clone's run store reads the archive under its local one
+(:class:`Archive`, :func:`fldp.repro.store.default_store`); a damaged line (truncated, edited, a
+key that does not match its content) is reported with its file and line and never read as a run.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator, Optional, Sequence
+
+from fldp.repro.paths import PROJECT_ROOT, atomic_write_bytes, canonical
+
+__all__ = ["ARCHIVE_DIR", "FIELDS", "Archive", "Damaged", "line", "write"]
+
+#: Where the archive lives in a clone.
+ARCHIVE_DIR = PROJECT_ROOT / "results" / "archive"
+
+
+FIELDS = ("key", "fn", "version", "config", "result")
+
+
+def _digest(run: dict) -> str:
+    """SHA-256 of a run's canonical JSON (key, function, version, configuration, result): any edit of
+    a line, its key included, changes it."""
+    return hashlib.sha256(canonical({k: run[k] for k in FIELDS}).encode()).hexdigest()
+
+
+def line(run) -> str:
+    """One archive line for a run (a dict or a :class:`fldp.repro.store.Record`: its key, fn,
+    version, config and result; no timings), as canonical JSON with its digest."""
+    body = {k: (run[k] if isinstance(run, dict) else getattr(run, k)) for k in FIELDS}
+    return canonical({**body, "digest": _digest(body)})
+
+
+def write(path: Path, runs: Iterable) -> Path:
+    """Write ``runs`` (dicts or store Records) as an archive file, sorted by key, each run once; atomic."""
+    lines = {}
+    for run in runs:
+        text = line(run)
+        body = json.loads(text)
+        lines[(body["key"], body["fn"])] = text
+    body = "".join(lines[k] + "\n" for k in sorted(lines))
+    atomic_write_bytes(Path(path), body.encode("utf-8"))
+    return Path(path)
+
+
+@dataclass(frozen=True)
+class Damaged:
+    """An archive line that is not a run: where it is and why."""
+
+    path: Path
+    lineno: int
+    why: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.lineno}: {self.why}"
+
+
+@dataclass
+class Archive:
+    """The archive files under ``root`` (``<paper>/<notebook>.jsonl``), indexed on first use.
+
+    :meth:`get` gives a run by function and key (a dict: key, fn, version, config, result);
+    :attr:`damaged` lists the lines that are not runs."""
+
+    root: Path
+    _index: Optional[dict] = field(default=None, repr=False)
+    damaged: list = field(default_factory=list, repr=False)
+
+    def files(self) -> list[Path]:
+        return sorted(Path(self.root).glob("*/*.jsonl"))
+
+    def _build(self) -> dict:
+        index: dict = {}
+        self.damaged = []
+        for path in self.files():
+            with open(path, encoding="utf-8") as fh:
+                for lineno, text in enumerate(fh, 1):
+                    if not text.strip():
+                        continue
+                    try:
+                        run = json.loads(text)
+                        if _digest(run) != run["digest"]:
+                            raise ValueError("its content does not match its digest (edited, or another run's key)")
+                    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                        self.damaged.append(Damaged(path, lineno, f"{type(exc).__name__}: {exc}"))
+                        continue
+                    run = {k: run[k] for k in FIELDS}
+                    index[(run["fn"], run["key"])] = (run, path.relative_to(self.root).with_suffix("").as_posix())
+        for d in self.damaged:
+            warnings.warn(f"run archive: {d} (not read as a run)", RuntimeWarning, stacklevel=3)
+        return index
+
+    @property
+    def index(self) -> dict:
+        if self._index is None:
+            self._index = self._build()
+        return self._index
+
+    def get(self, fn_name: str, key: str):
+        hit = self.index.get((fn_name, key))
+        return None if hit is None else hit[0]
+
+    def notebook_of(self, fn_name: str, key: str) -> Optional[str]:
+        hit = self.index.get((fn_name, key))
+        return None if hit is None else hit[1]
+
+    def runs(self, only: Sequence[str] = ()) -> Iterator[tuple[str, dict]]:
+        """``(notebook, run)`` of every archived run (of the notebooks whose ``<paper>/<notebook>``
+        contains one of ``only``)."""
+        for run, nb in self.index.values():
+            if not only or any(pat in nb for pat in only):
+                yield nb, run

@@ -1,0 +1,89 @@
+"""Archived runs recomputed and compared with the archive, exactly: ``fldp store verify``.
+
+Every run is seeded and, as under ``fldp reproduce``, computed on one thread, so the same code gives
+the same numbers; a run function whose output changed without a ``store_version`` bump is caught
+here, with the run, its notebook and the first value that differs."""
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Optional, Sequence
+
+from fldp.repro import store
+from fldp.repro.archive import Archive
+
+__all__ = ["Mismatch", "first_difference", "verify"]
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """An archived run that recomputed differently: where, and the first value that differs."""
+
+    notebook: str
+    fn: str
+    key: str
+    where: str
+    archived: Any
+    recomputed: Any
+
+    def __str__(self) -> str:
+        return (f"{self.notebook}: {self.fn} run {self.key}: at {self.where or '(the result)'} the archive has "
+                f"{self.archived!r}, the code gives {self.recomputed!r}")
+
+
+def first_difference(a: Any, b: Any, where: str = "") -> Optional[tuple[str, Any, Any]]:
+    """The first place two JSON values differ (NaN equals NaN), or None when they are equal."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b)):
+            if k not in a or k not in b:
+                return f"{where}/{k}", a.get(k, "<missing>"), b.get(k, "<missing>")
+            found = first_difference(a[k], b[k], f"{where}/{k}")
+            if found:
+                return found
+        return None
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return f"{where} (length)", len(a), len(b)
+        for i, (x, y) in enumerate(zip(a, b)):
+            found = first_difference(x, y, f"{where}[{i}]")
+            if found:
+                return found
+        return None
+    if a == b or (isinstance(a, float) and isinstance(b, float) and a != a and b != b):
+        return None
+    return where, a, b
+
+
+def verify(archive: Archive, *, only: Sequence[str] = (), sample: Optional[int] = None,
+           budget_s: Optional[float] = None, seed: int = 0, cost: Optional[Callable[[Any], float]] = None,
+           progress: Optional[Callable[[str], None]] = None) -> tuple[int, list[Mismatch]]:
+    """Recompute archived runs and compare them with the archive, exactly (every run is seeded and,
+    under ``fldp reproduce``, single-threaded: the same code gives the same numbers).  ``sample``:
+    that many runs drawn at random (``seed``); ``budget_s``: the cheapest first (``cost(run)``
+    predicted seconds) until the budget is spent; neither: every run.  Returns (runs checked,
+    mismatches)."""
+    import torch
+
+    runs = list(archive.runs(only))
+    if sample is not None:
+        runs = random.Random(seed).sample(runs, min(int(sample), len(runs)))
+    if budget_s is not None:
+        runs.sort(key=lambda nr: cost(nr[1]) if cost else 0.0)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    mismatches, checked, t0 = [], 0, time.perf_counter()
+    try:
+        for nb, run in runs:
+            if budget_s is not None and checked and time.perf_counter() - t0 >= budget_s:
+                break
+            fresh = store.normalise(store.resolve(run["fn"])(**run["config"]))
+            checked += 1
+            diff = first_difference(run["result"], fresh)
+            if diff:
+                mismatches.append(Mismatch(nb, run["fn"], run["key"], *diff))
+            if progress:
+                progress(f"{'MISMATCH' if diff else 'same    '} {nb}: {run['fn']} {run['key'][:12]}")
+    finally:
+        torch.set_num_threads(threads)
+    return checked, mismatches

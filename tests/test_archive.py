@@ -1,0 +1,131 @@
+"""The run archive (fldp.repro.archive): written by a notebook's Recorder, read under the run store,
+damaged lines reported and skipped, and verified by recomputation (fldp.repro.verify,
+`fldp store verify`), which catches a run function whose output changed."""
+from __future__ import annotations
+
+import json
+import warnings
+
+import pytest
+
+import sweep_toy
+from fldp.repro import archive, cli, store as S, verify
+
+
+def _archive_toy(tmp_path, xs=(1.0, 2.0, 3.0), notebook="toy/01_runs"):
+    """Compute toy runs in a scratch store and write them as one notebook's archive file."""
+    scratch = S.RunStore(tmp_path / "scratch")
+    recs = []
+    for x in xs:
+        scratch.run(sweep_toy.toy, {"x": x, "seed": 0})
+        recs.append(scratch.read(scratch.path(sweep_toy.toy, {"x": x, "seed": 0})))
+    path = archive.write(tmp_path / "archive" / f"{notebook}.jsonl", reversed(recs))
+    return path, recs
+
+
+def test_an_archive_file_is_sorted_numbers_only_and_rewritten_identically(tmp_path):
+    path, recs = _archive_toy(tmp_path)
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    assert [x["key"] for x in lines] == sorted(r.key for r in recs)
+    assert set(lines[0]) == {"key", "fn", "version", "config", "result", "digest"}  # no timings
+    before = path.read_bytes()
+    recomputed = [S.RunStore(tmp_path / "again").run(sweep_toy.toy, {"x": x, "seed": 0}) for x in (3.0, 1.0, 2.0)]
+    again = S.RunStore(tmp_path / "again")
+    archive.write(path, [again.read(again.path(sweep_toy.toy, {"x": x, "seed": 0})) for x in (3.0, 1.0, 2.0)])
+    assert path.read_bytes() == before and recomputed  # the same runs, other timings: the same bytes
+
+
+def test_the_store_reads_the_archive_under_its_own_runs(tmp_path):
+    path, recs = _archive_toy(tmp_path)
+    log = tmp_path / "starts.log"
+    st = S.RunStore(tmp_path / "runs", archive=archive.Archive(tmp_path / "archive"))
+    assert st.holds(sweep_toy.toy, {"x": 2.0, "seed": 0}) and not st.holds(sweep_toy.toy, {"x": 9.0, "seed": 0})
+    assert st.run(sweep_toy.toy, {"x": 2.0, "seed": 0}) == recs[1].result  # from the archive, not computed
+    out = S.RunStore(tmp_path / "runs", archive=archive.Archive(tmp_path / "archive"))
+    assert out.run(sweep_toy.toy, {"x": 9.0, "seed": 0, "log": str(log)})["y"] > 0  # computed ...
+    assert log.read_text().count("start") == 1
+    assert out.path(sweep_toy.toy, {"x": 9.0, "seed": 0, "log": str(log)}).is_file()  # ... into the local store
+    assert path.read_text().count("\n") == 3  # the archive is never written by the store
+
+
+def test_damaged_lines_are_named_and_skipped_the_rest_is_read(tmp_path):
+    path, recs = _archive_toy(tmp_path, xs=(1.0, 2.0, 3.0, 4.0))
+    lines = path.read_text().splitlines()
+    first = json.loads(lines[0])
+    edited = json.dumps({**first, "result": {**first["result"], "y": 0.5}}, sort_keys=True, separators=(",", ":"))
+    foreign = json.dumps({**json.loads(lines[1]), "key": json.loads(lines[2])["key"]}, sort_keys=True,
+                         separators=(",", ":"))
+    path.write_text("\n".join([edited, foreign, lines[2][:40], lines[3]]) + "\n")  # edited, foreign key, truncated
+    arch = archive.Archive(tmp_path / "archive")
+    with pytest.warns(RuntimeWarning, match="01_runs.jsonl:1"):
+        runs = list(arch.runs())
+    assert [d.lineno for d in arch.damaged] == [1, 2, 3]
+    assert all(str(path) in str(d) for d in arch.damaged)
+    assert "digest" in arch.damaged[0].why and "digest" in arch.damaged[1].why and "JSONDecodeError" in arch.damaged[2].why
+    assert [r["key"] for _, r in runs] == [json.loads(lines[3])["key"]]  # the intact line is still a run
+
+
+def test_default_store_has_the_archive_in_full_mode_only():
+    assert S.default_store(False).archive.root == archive.ARCHIVE_DIR
+    assert S.default_store(True).archive is None
+
+
+def test_verify_passes_on_the_same_code_and_names_the_first_difference(tmp_path, monkeypatch):
+    _archive_toy(tmp_path)
+    arch = archive.Archive(tmp_path / "archive")
+    checked, bad = verify.verify(arch)
+    assert (checked, bad) == (3, [])
+    # a run function whose output changed without a store_version bump: same key, other numbers
+    real = sweep_toy.toy
+    monkeypatch.setattr(sweep_toy, "toy", lambda **kw: {**real(**kw), "curve": [0.0, 0.0, 0.0]})
+    checked, bad = verify.verify(archive.Archive(tmp_path / "archive"), sample=2, seed=1)
+    assert checked == 2 and len(bad) == 2
+    assert bad[0].notebook == "toy/01_runs" and bad[0].where == "/curve[0]" and bad[0].recomputed == 0.0
+    assert "toy/01_runs: sweep_toy:toy run" in str(bad[0]) and "/curve[0]" in str(bad[0])
+
+
+def test_first_difference():
+    assert verify.first_difference({"a": [1, 2.0, float("nan")]}, {"a": [1, 2.0, float("nan")]}) is None
+    assert verify.first_difference({"a": [1, 2]}, {"a": [1, 3]}) == ("/a[1]", 2, 3)
+    assert verify.first_difference({"a": [1]}, {"a": [1, 2]}) == ("/a (length)", 1, 2)
+    assert verify.first_difference({"a": 1}, {"b": 1}) == ("/a", 1, "<missing>")
+
+
+def test_the_cli_verifies_and_fails_on_a_planted_change(tmp_path, monkeypatch, capsys):
+    _archive_toy(tmp_path)
+    assert cli.main(["store", "verify", "--archive", str(tmp_path / "archive"), "--sample", "2"]) == 0
+    assert "2 of 3 archived run(s) recomputed, 0 differ" in capsys.readouterr().out
+    real = sweep_toy.toy
+    monkeypatch.setattr(sweep_toy, "toy", lambda **kw: {**real(**kw), "y": -1.0})
+    assert cli.main(["store", "verify", "--archive", str(tmp_path / "archive"), "--only", "toy/01"]) == 1
+    out = capsys.readouterr().out
+    assert out.count("MISMATCH") == 3 and "at /y" in out
+    assert cli.main(["store", "verify", "--archive", str(tmp_path / "nowhere")]) == 2
+    assert "no run archive" in capsys.readouterr().err
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert cli.main(["store", "verify", "--archive", str(tmp_path / "archive"), "--only", "nope"]) == 2
+
+
+def test_the_plan_counts_archived_runs_as_stored_and_lists_stale_ones(tmp_path):
+    from fldp.repro import plan
+
+    path, recs = _archive_toy(tmp_path, notebook="toy/01_runs")
+    old = {"key": "0" * 32, "fn": recs[0].fn, "version": "fldp 0.1.0; sweep_toy:toy v1", "config": recs[0].config,
+           "result": recs[0].result}  # a run archived under code that has changed since
+    path.write_text(path.read_text() + archive.line(old) + "\n")
+    st = S.RunStore(tmp_path / "runs", archive=archive.Archive(tmp_path / "archive"))
+    assert st.holds(sweep_toy.toy, {"x": 1.0, "seed": 0})
+    assert plan.stale_archived(st, "toy/01_runs.ipynb") == 1
+    assert plan.stale_archived(S.RunStore(tmp_path / "runs"), "toy/01_runs.ipynb") == 0
+
+
+@pytest.mark.slow
+def test_the_committed_archive_recomputes_to_its_numbers():
+    """A real sample of the committed run archive, recomputed (the cheapest runs first, about a
+    minute): the same code gives the same numbers, and no line is damaged."""
+    if not any(archive.ARCHIVE_DIR.glob("*/*.jsonl")):
+        pytest.skip("no run archive committed yet (results/archive/)")
+    arch = archive.Archive(archive.ARCHIVE_DIR)
+    checked, bad = verify.verify(arch, budget_s=60, cost=cli._archived_cost())
+    assert arch.damaged == [] and checked >= 1 and bad == [], [str(m) for m in bad]

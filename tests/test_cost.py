@@ -199,3 +199,49 @@ def test_the_reproduction_shares_one_pool(monkeypatch, env, jobs, workers):
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     assert cluster.pool_size(jobs) == workers
+
+
+def test_progress_prints_lines_inside_a_long_notebook(tmp_path, capsys):
+    """Without a terminal, a line also appears while a notebook's runs are being written (every
+    line_interval seconds in which something was done), not only when a notebook finishes."""
+    import time
+
+    from fldp.repro import plan
+
+    st = S.RunStore(tmp_path / "runs")
+    paths = [st.path(sweep_toy.toy, {"x": float(x), "seed": 0}) for x in range(3)]
+    est = plan.Estimate("zhou/04_long.ipynb", True, runs=3, runs_s=30.0, pending={str(p): 10.0 for p in paths})
+    prog = plan.Progress([est], line_interval=0.05, stream=open(os.devnull, "w"))
+    try:
+        time.sleep(0.2)
+        assert "progress:" not in capsys.readouterr().out  # nothing done: silent
+        st.save(sweep_toy.toy, {"x": 0.0, "seed": 0}, {"y": 0.0}, 1.0, {})
+        time.sleep(0.3)
+        out = capsys.readouterr().out
+        assert out.count("progress: 33% of the predicted work") == 1  # once, not every interval
+    finally:
+        prog.close()
+
+
+def test_a_fresh_clone_plans_quick_mode_from_the_committed_quick_records(tmp_path, monkeypatch):
+    from fldp.repro import plan
+
+    monkeypatch.delenv("FLDP_OUTPUT_DIR", raising=False)
+    monkeypatch.setattr(plan, "PROJECT_ROOT", tmp_path / "clone")  # no build/quick/ there
+    monkeypatch.setattr(plan, "QUICK_COSTS", tmp_path / "committed")
+    (tmp_path / "committed" / "zhou").mkdir(parents=True)
+    (tmp_path / "committed" / "zhou" / "04_experiments.json").write_text("{}")
+    assert plan.costs_path("zhou/04_experiments.ipynb", True) == tmp_path / "committed" / "zhou" / "04_experiments.json"
+    assert plan.costs_path("zhou/04_experiments.ipynb", False) == tmp_path / "clone/results/costs/zhou/04_experiments.json"
+    local = tmp_path / "clone/build/quick/results/costs/zhou/04_experiments.json"
+    local.parent.mkdir(parents=True)
+    local.write_text("{}")
+    assert plan.costs_path("zhou/04_experiments.ipynb", True) == local  # a quick run's own record wins
+    # the committed quick records cover every chapter
+    from fldp.repro import chapters
+
+    rels = [p.relative_to(chapters.PROJECT_ROOT / "notebooks").as_posix()
+            for p in chapters.discover(chapters.PROJECT_ROOT / "notebooks")]
+    monkeypatch.undo()
+    missing = [r for r in rels if not (plan.QUICK_COSTS / (Path(r).parent.name or "baseline") / f"{Path(r).stem}.json").is_file()]
+    assert missing == []

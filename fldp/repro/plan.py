@@ -38,11 +38,22 @@ class Estimate:
         return self.runs_s + self.kernel_s
 
 
+#: The quick-mode cost records a fresh clone plans with (a quick run writes its own under build/quick/;
+#: refresh these from there: ``cp -r build/quick/results/costs/* results/costs/quick/``).
+QUICK_COSTS = PROJECT_ROOT / "results" / "costs" / "quick"
+
+
 def costs_path(rel: str, quick: bool) -> Path:
-    """Where a notebook's cost record is (:attr:`fldp.repro.results.Recorder.costs_path`)."""
+    """Where a notebook's cost record is (:attr:`fldp.repro.results.Recorder.costs_path`); in quick
+    mode, when no quick run has written one here yet, the committed one (:data:`QUICK_COSTS`)."""
     root = os.environ.get("FLDP_OUTPUT_DIR") or (PROJECT_ROOT / "build" / "quick" if quick else PROJECT_ROOT)
     p = Path(rel)  # the notebook at the top of notebooks/ is the baseline's
-    return Path(root) / "results" / "costs" / (p.parent.name or "baseline") / f"{p.stem}.json"
+    paper = p.parent.name or "baseline"
+    path = Path(root) / "results" / "costs" / paper / f"{p.stem}.json"
+    if quick and not path.exists() and not os.environ.get("FLDP_OUTPUT_DIR"):
+        committed = QUICK_COSTS / paper / f"{p.stem}.json"
+        return committed if committed.exists() else path
+    return path
 
 
 def estimate(tasks: Sequence[Task], quick: bool, cal=None, fresh: bool = False) -> list[Estimate]:
@@ -118,7 +129,11 @@ def render_plan(estimates: Sequence[Estimate], jobs: int, cal) -> str:
     unknown = len(estimates) - len(known)
     rates = ", ".join(f"{k} {v:.3g} GFLOP/s" for k, v in cal.rate.items())
     busy = cal.load > 0.5 * (cal.machine.get("cores") or 1)
-    rows += ["", f"predicted: {duration(total)} of work" + (f" for {len(known)} notebook(s); {unknown} unknown" if unknown else "")
+    rows += ["", "runs: the runs it used last time (its cost record); stored: of them, in the run store or the run "
+             "archive; GFLOP: the engine's counted work of the runs to compute; how: how their time is predicted "
+             "(their CPU time when they last ran, moved to this machine; the cost model from their counted work; "
+             "their last wall time) and the notebook's own time outside its runs",
+             f"predicted: {duration(total)} of work" + (f" for {len(known)} notebook(s); {unknown} unknown" if unknown else "")
              + (f"; on {jobs} workers about {duration(total / jobs)}" if jobs > 1 else ""),
              f"cost model ({cal.machine.get('host')}, {cal.machine.get('threads')} thread(s)): {rates}; "
              f"a run's set-up {cal.run_s:.2f} s" + (f"; measured on a busy machine (load {cal.load:.1f}), so the "
@@ -129,9 +144,12 @@ def render_plan(estimates: Sequence[Estimate], jobs: int, cal) -> str:
 class Progress:
     """One progress line over the whole reproduction, in seconds of predicted work, with an ETA: a
     run counts when its file appears in the run store, a notebook when it finishes.  On a terminal
-    a tqdm bar (refreshed every few seconds by a thread); otherwise a line after each notebook."""
+    a tqdm bar (refreshed every few seconds by a thread); otherwise a line after each notebook and,
+    inside a long one, every ``line_interval`` seconds in which its runs made progress (a log
+    shows that zhou/04 is computing, not stuck)."""
 
-    def __init__(self, estimates: Sequence[Estimate], *, interval: float = 3.0, stream=None):
+    def __init__(self, estimates: Sequence[Estimate], *, interval: float = 3.0, line_interval: float = 60.0,
+                 stream=None):
         import sys
         import threading
 
@@ -148,6 +166,10 @@ class Progress:
             self.bar = tqdm(total=round(self.total), unit="s", desc="reproduction (predicted work)",
                             file=self.stream, dynamic_ncols=True)
             self._thread = threading.Thread(target=self._poll, args=(interval,), daemon=True)
+            self._thread.start()
+        elif self.total > 0:
+            self._shown = 0.0
+            self._thread = threading.Thread(target=self._poll_lines, args=(line_interval,), daemon=True)
             self._thread.start()
 
     def done_seconds(self) -> float:
@@ -166,16 +188,25 @@ class Progress:
             self.bar.n = round(self.done_seconds())
             self.bar.refresh()
 
+    def _poll_lines(self, interval: float) -> None:
+        while not self._stop.wait(interval):
+            if self.done_seconds() > self._shown:
+                self._line()
+
+    def _line(self) -> None:
+        done, spent = self.done_seconds(), time.perf_counter() - self.t0
+        self._shown = done
+        eta = spent * (self.total - done) / done if done > 0 else float("nan")
+        print(f"progress: {100 * done / self.total:.0f}% of the predicted work after {duration(spent)}; "
+              f"ETA {duration(eta)}", flush=True)
+
     def finish(self, rel: str) -> None:
         self.finished.add(rel)
         if self.bar is not None:
             self.bar.n = round(self.done_seconds())
             self.bar.refresh()
         elif self.total > 0:
-            done, spent = self.done_seconds(), time.perf_counter() - self.t0
-            eta = spent * (self.total - done) / done if done > 0 else float("nan")
-            print(f"progress: {100 * done / self.total:.0f}% of the predicted work after {duration(spent)}; "
-                  f"ETA {duration(eta)}", flush=True)
+            self._line()
 
     def close(self) -> None:
         self._stop.set()

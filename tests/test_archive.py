@@ -84,6 +84,18 @@ def test_verify_passes_on_the_same_code_and_names_the_first_difference(tmp_path,
     assert "toy/01_runs: sweep_toy:toy run" in str(bad[0]) and "/curve[0]" in str(bad[0])
 
 
+def test_the_environment_names_the_libraries_that_decide_the_numbers():
+    import numpy, scipy, torch
+
+    env = archive.environment()
+    assert env["torch"] == torch.__version__.split("+")[0] or env["torch"] == torch.__version__
+    assert env["numpy"] == numpy.__version__ and env["scipy"] == scipy.__version__
+    assert set(env) == {"python", "machine", "torch", "numpy", "scipy", "dp-accounting"}
+    assert archive.environment_differences(env) == []
+    assert archive.environment_differences({**env, "numpy": "1.26.4"}) == [f"numpy 1.26.4 -> {numpy.__version__}"]
+    assert archive.environment_differences(None) == ["not recorded"]
+
+
 def test_first_difference():
     assert verify.first_difference({"a": [1, 2.0, float("nan")]}, {"a": [1, 2.0, float("nan")]}) is None
     assert verify.first_difference({"a": [1, 2]}, {"a": [1, 3]}) == ("/a[1]", 2, 3)
@@ -100,6 +112,11 @@ def test_the_cli_verifies_and_fails_on_a_planted_change(tmp_path, monkeypatch, c
     assert cli.main(["store", "verify", "--archive", str(tmp_path / "archive"), "--only", "toy/01"]) == 1
     out = capsys.readouterr().out
     assert out.count("MISMATCH") == 3 and "at /y" in out
+    assert "toy/01_runs: the environment its runs were archived in: not recorded" in out
+    (tmp_path / "costs" / "toy").mkdir(parents=True)  # its cost record names this environment: the code changed
+    (tmp_path / "costs" / "toy" / "01_runs.json").write_text(json.dumps({"environment": archive.environment()}))
+    assert cli.main(["store", "verify", "--archive", str(tmp_path / "archive"), "--only", "toy/01"]) == 1
+    assert "toy/01_runs: its runs were archived in this environment, so the code changed" in capsys.readouterr().out
     assert cli.main(["store", "verify", "--archive", str(tmp_path / "nowhere")]) == 2
     assert "no run archive" in capsys.readouterr().err
     with warnings.catch_warnings():

@@ -20,13 +20,44 @@ from typing import Iterable, Iterator, Optional, Sequence
 
 from fldp.repro.paths import PROJECT_ROOT, atomic_write_bytes, canonical
 
-__all__ = ["ARCHIVE_DIR", "FIELDS", "Archive", "Damaged", "line", "write"]
+__all__ = ["ARCHIVE_DIR", "FIELDS", "LIBRARIES", "Archive", "Damaged", "environment", "environment_differences",
+           "line", "write"]
 
 #: Where the archive lives in a clone.
 ARCHIVE_DIR = PROJECT_ROOT / "results" / "archive"
 
 
 FIELDS = ("key", "fn", "version", "config", "result")
+
+#: The libraries whose numerics decide a run's numbers (recorded with each notebook's cost record).
+LIBRARIES = ("torch", "numpy", "scipy", "dp-accounting")
+
+
+def environment() -> dict:
+    """What a run's exact numbers depend on besides fldp's code: Python, the libraries of
+    :data:`LIBRARIES` (installed versions) and the processor architecture.  Kept in each notebook's
+    cost record, not in the archive: a new library version must not rewrite the archive when the
+    numbers stay the same, but when ``fldp store verify`` finds a difference it says whether the
+    environment changed too."""
+    import platform
+    from importlib import metadata
+
+    env = {"python": platform.python_version(), "machine": platform.machine()}
+    for name in LIBRARIES:
+        try:
+            env[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            env[name] = None
+    return env
+
+
+def environment_differences(recorded: Optional[dict], here: Optional[dict] = None) -> list[str]:
+    """The entries of ``here`` (default: this environment) that differ from ``recorded``, as
+    "torch 2.2.0 -> 2.4.1"; ["not recorded"] when ``recorded`` is None or empty."""
+    if not recorded:
+        return ["not recorded"]
+    here = environment() if here is None else here
+    return [f"{k} {recorded.get(k)} -> {v}" for k, v in here.items() if recorded.get(k) != v]
 
 
 def _digest(run: dict) -> str:

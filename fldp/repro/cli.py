@@ -115,6 +115,19 @@ def build_parser() -> argparse.ArgumentParser:
                      metavar="DIR", help="where the results JSON files are (default: results/)")
     reg.add_argument("--output", type=Path, default=PROJECT_ROOT / "REPORT.md", metavar="FILE",
                      help="the register to write or check (default: REPORT.md)")
+    cmp_ = commands.add_parser(
+        "compare", help="compare results/**/*.json with their committed version (wall clock and run usage aside)",
+        description="After a reproduction: compare every results JSON file (not the run store, cost records or "
+                    "archive) with the file as committed at REF, exactly, leaving out the wall-clock and "
+                    "run-usage fields (wall_time_s, runs). Names the changed verdicts, the number of values "
+                    "that differ, the largest relative difference and the first places. Exit 0 when all "
+                    "are equal, 1 when one differs.")
+    cmp_.add_argument("ref", nargs="?", default="HEAD", metavar="REF",
+                      help="the git revision to compare with (default: HEAD)")
+    cmp_.add_argument("--only", action="append", default=[], metavar="PATTERN",
+                      help="only files whose path contains PATTERN (repeatable)")
+    cmp_.add_argument("--results-dir", type=Path, default=PROJECT_ROOT / "results", metavar="DIR",
+                      help="where the results JSON files are (default: results/)")
     exe = commands.add_parser(
         "exercises", help="build the exercises notebooks: the student versions, or the executed solutions",
         description="Write notebooks/<paper>/exercises.ipynb without its solutions (between '# BEGIN SOLUTION' "
@@ -193,9 +206,26 @@ def _store(args: argparse.Namespace, parser) -> int:
                                         seed=args.seed, cost=cost_of)
     for m in mismatches:
         print(f"MISMATCH {m}")
+    for nb in sorted({m.notebook for m in mismatches}):  # a library's numerics, or the code?
+        changed = archive.environment_differences(_recorded_environment(args.archive.parent / "costs", nb))
+        print(f"         {nb}: " + ("its runs were archived in this environment, so the code changed"
+                                    if not changed else
+                                    "the environment its runs were archived in: " + ", ".join(changed)
+                                    + " (a library's numerics may differ, not only the code)"))
     print(f"fldp store verify: {checked} of {len(runs)} archived run(s) recomputed, {len(mismatches)} differ"
           + (f"; {len(arch.damaged)} damaged line(s)" if arch.damaged else ""))
     return 1 if mismatches or arch.damaged else 0
+
+
+def _recorded_environment(costs: Path, notebook: str):
+    """The environment in ``notebook``'s cost record (``<costs>/<paper>/<notebook>.json``, the
+    ``results/costs/`` beside the archive), or None."""
+    import json
+
+    try:
+        return json.loads((costs / f"{notebook}.json").read_text()).get("environment")
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def _archived_cost():
@@ -381,6 +411,35 @@ def _sweep(args) -> int:
     return 1 if out.failures else 0
 
 
+def _compare(args: argparse.Namespace) -> int:
+    """``fldp compare``: 0 when every results file equals its committed version (wall clock and run
+    usage aside), 1 when one differs or is new, 2 for a bad request."""
+    from fldp.repro import compare
+
+    why = compare.check_ref(args.ref)
+    if why:
+        print(f"fldp compare: error: {why}", file=sys.stderr)
+        return 2
+    if not args.results_dir.is_dir():
+        print(f"fldp compare: error: no results folder at {args.results_dir}", file=sys.stderr)
+        return 2
+    try:
+        found = compare.compare(args.results_dir, ref=args.ref, only=args.only)
+    except ValueError:
+        print(f"fldp compare: error: --results-dir {args.results_dir} is not inside the project", file=sys.stderr)
+        return 2
+    if not found:
+        print(f"fldp compare: error: no results file matches {args.only or 'anything'} in {args.results_dir}",
+              file=sys.stderr)
+        return 2
+    for c in found:
+        print("\n".join(c.lines()))
+    counts = {s: sum(c.status == s for c in found) for s in ("equal", "differs", "new", "unreadable")}
+    print(f"fldp compare: {len(found)} results file(s) against {args.ref} (wall_time_s and runs aside): "
+          + ", ".join(f"{n} {s}" for s, n in counts.items() if n))
+    return 0 if counts["equal"] == len(found) else 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _main(argv)
@@ -406,6 +465,8 @@ def _main(argv: Sequence[str] | None = None) -> int:
         return _book(args)
     if args.command == "store":
         return _store(args, parser)
+    if args.command == "compare":
+        return _compare(args)
     if args.command != "reproduce":
         parser.print_help(sys.stderr)
         return 2

@@ -235,7 +235,8 @@ class Recorder:
             "paper": self.paper, "notebook": self.notebook, "quick": self.quick, "wall_time_s": wall,
             "kernel_s": round(max(0.0, wall - runs.get("waited", 0.0)), 3),
             "kernel_cpu_s": round(counting.own_cpu_s(self._cpu), 3), "runs": store.manifest(),
-            "calibration": (lambda c: c.as_dict() if c else None)(cost.cached_calibration())})
+            "calibration": (lambda c: c.as_dict() if c else None)(cost.cached_calibration()),
+            "environment": archive.environment()})
         used = store.used_runs()
         if used:  # the raw runs behind the numbers, without timings (fldp.repro.archive)
             archive.write(self.archive_path, used)

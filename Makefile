@@ -61,9 +61,10 @@ gitfilter: $(STAMP)
 system:
 	@bash scripts/system_packages.sh
 
-$(STAMP): pyproject.toml
+# constraints.txt pins the libraries whose numerics decide the archived runs' exact numbers.
+$(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || { echo "creating $(VENV)"; $(PYTHON) -m venv $(VENV); }
-	$(BIN)/python -m pip install -e '.[dev]'
+	$(BIN)/python -m pip install -c constraints.txt -e '.[dev]'
 	$(BIN)/python -c "import torch, torchvision; print('torch', torch.__version__, 'torchvision', torchvision.__version__)"
 	@rm -f $(VENV)/.stamp-*
 	@touch $@

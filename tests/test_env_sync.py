@@ -135,3 +135,35 @@ def test_the_run_store_is_never_committed():
     root = Path(__file__).resolve().parents[1]
     tracked = subprocess.run(["git", "ls-files", "results/runs"], cwd=root, capture_output=True, text=True).stdout
     assert tracked == "", f"tracked under results/runs: {tracked.split()}"
+
+
+def _constraints() -> dict:
+    pins = {}
+    for raw in (ROOT / "constraints.txt").read_text().splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if line:
+            name, _, version = line.partition("==")
+            assert version, f"constraints.txt: {raw!r} is not an exact pin (NAME==VERSION)"
+            pins[name.strip().lower()] = version.strip()
+    return pins
+
+
+def test_the_constraints_pin_the_libraries_whose_numerics_decide_the_archive():
+    """constraints.txt pins exactly fldp.repro.archive.LIBRARIES (and torchvision, torch's pair),
+    each a dependency of pyproject.toml, and make env installs with it."""
+    from fldp.repro.archive import LIBRARIES
+
+    pins = _constraints()
+    assert set(pins) == set(LIBRARIES) | {"torchvision"}
+    assert set(pins) <= pyproject_packages((ROOT / "pyproject.toml").read_text())
+    assert "pip install -c constraints.txt" in (ROOT / "Makefile").read_text()
+
+
+def test_this_environment_is_the_pinned_one():
+    """The environment the tests run in is the one constraints.txt pins (make env installs it), so
+    fldp store verify in CI recomputes the archived runs under the libraries that computed them."""
+    from importlib import metadata
+
+    pins = _constraints()
+    installed = {name: metadata.version(name).split("+")[0] for name in pins}
+    assert installed == pins, f"installed {installed}, constraints.txt {pins}: run make env"

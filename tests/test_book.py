@@ -169,7 +169,10 @@ def test_the_store_counts_the_runs_a_notebook_used(tmp_path: Path, monkeypatch):
     rec = results.Recorder("toy", "01", quick=True)
     rec.root = tmp_path
     assert json.loads(rec.save().read_text())["runs"]["ran"] == 2
-    assert len(json.loads(rec.costs_path.read_text())["runs"]) == 2  # the cost record lists the same runs
+    costs = json.loads(rec.costs_path.read_text())
+    assert len(costs["runs"]) == 2  # the cost record lists the same runs, and the environment that computed them
+    from fldp.repro.archive import environment
+    assert costs["environment"] == environment()
     # and the run archive the two runs themselves, numbers only, sorted by key
     lines = [json.loads(x) for x in rec.archive_path.read_text().splitlines()]
     assert sorted(x["result"] for x in lines) == ["1 min 00 s", "1 min 15 s"]

@@ -57,3 +57,32 @@ def test_the_cli_refuses_a_bad_revision_without_a_traceback(capsys):
     assert cli.main(["compare", "no-such-revision-xyz"]) == 2
     err = capsys.readouterr().err
     assert "fldp compare: error: 'no-such-revision-xyz' is not a commit" in err and "Traceback" not in err
+
+
+def test_a_chapter_that_measures_wall_time_declares_its_timing_keys(tmp_path, monkeypatch):
+    import pytest
+    from fldp.repro import results, store
+
+    monkeypatch.setattr(store, "_USAGE", {"ran": 0, "reused": 0, "seconds": 0.0, "first": None, "last": None,
+                                          "waited": 0.0})
+    rec = results.Recorder("toy", "05", quick=True)
+    rec.root = tmp_path
+    rec.timings("seconds", "wall time")
+    with pytest.raises(ValueError, match="keys: each a non-empty string"):
+        rec.timings("")
+    rec.add("measured", {"p=1": {"seconds": 0.5, "tries": 3}, "wall time": 2.0})
+    saved = json.loads(rec.save().read_text())
+    assert saved["timing_keys"] == ["seconds", "wall time"]
+    res = tmp_path / "results"
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", "results/toy/05.json")
+    _git(tmp_path, "commit", "-q", "-m", "x")
+    saved["data"]["measured"]["p=1"]["seconds"], saved["data"]["measured"]["wall time"] = 0.7, 2.5
+    (res / "toy" / "05.json").write_text(json.dumps(saved))
+    [c] = compare.compare(res, root=tmp_path)
+    assert c.status == "equal" and c.timings == 2
+    assert c.lines() == ["equal     results/toy/05.json (2 timing value(s) aside)"]
+    saved["data"]["measured"]["p=1"]["tries"] = 4  # a count is not a timing
+    (res / "toy" / "05.json").write_text(json.dumps(saved))
+    [c] = compare.compare(res, root=tmp_path)
+    assert c.status == "differs" and c.diffs == [("/data/measured/p=1/tries", 3, 4)]

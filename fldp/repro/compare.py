@@ -2,7 +2,8 @@
 
 After ``make reproduce`` every ``results/**/*.json`` is rewritten; ``git status`` then shows them all
 changed, because each records its wall time and the run-store usage behind it. This compares what
-matters, every other field, exactly, with the file as committed at a git revision (default
+matters, every other field, exactly (a chapter that measures wall time names its timing keys,
+``timing_keys``, and those are left aside too), with the file as committed at a git revision (default
 ``HEAD``), and names per file the verdicts that changed, how many values differ, the largest relative
 difference and the first few places. Git is asked for the committed text (``git show REF:path``):
 the comparison is of JSON values, not of lines, so a re-ordered or re-indented file is equal."""
@@ -78,6 +79,7 @@ class Comparison:
     status: str                     # "equal", "differs", "new" (not in REF), "unreadable"
     verdicts: list[str] = field(default_factory=list)
     diffs: list[tuple[str, Any, Any]] = field(default_factory=list)
+    timings: int = 0                # values under the file's declared timing keys that differ (left aside)
 
     @property
     def max_relative(self) -> Optional[float]:
@@ -85,12 +87,13 @@ class Comparison:
         return max(rel) if rel else None
 
     def lines(self, first: int = 3) -> list[str]:
+        aside = f" ({self.timings} timing value(s) aside)" if self.timings else ""
         if self.status != "differs":
-            return [f"{self.status:<9} {self.path}"]
+            return [f"{self.status:<9} {self.path}{aside}"]
         rel = self.max_relative
         head = (f"differs   {self.path}: {len(self.diffs)} value(s)"
                 + (f", largest relative difference {rel:.1e}" if rel is not None else "")
-                + (f"; verdicts changed: {len(self.verdicts)}" if self.verdicts else "; verdicts unchanged"))
+                + (f"; verdicts changed: {len(self.verdicts)}" if self.verdicts else "; verdicts unchanged") + aside)
         out = [head] + [f"    verdict {v}" for v in self.verdicts]
         for where, a, b in self.diffs[:first]:
             out.append(f"    {where or '(the file)'}: {_short(a)} -> {_short(b)}")
@@ -136,6 +139,8 @@ def compare(results_dir: Path, *, ref: str = "HEAD", only: Sequence[str] = (),
         except (OSError, ValueError):
             out.append(Comparison(rel, "unreadable"))
             continue
-        diffs = differences(old, new)
-        out.append(Comparison(rel, "differs" if diffs else "equal", verdict_changes(old, new), diffs))
+        timing = frozenset(old.get("timing_keys", [])) | frozenset(new.get("timing_keys", []))
+        diffs = differences(old, new, ignore=IGNORED | timing)
+        aside = len(differences(old, new)) - len(diffs) if timing else 0
+        out.append(Comparison(rel, "differs" if diffs else "equal", verdict_changes(old, new), diffs, aside))
     return out

@@ -96,6 +96,7 @@ class Recorder:
         self.claims: list[dict[str, Any]] = []
         self.figures: list[str] = []
         self.findings: list[str] = []
+        self.timing_keys: set[str] = set()
         self._t0 = time.time()
         self._cpu = counting.cpu_mark()
 
@@ -219,6 +220,15 @@ class Recorder:
             display({"text/markdown": path._repr_markdown_(), "text/plain": f"figure {rel}"}, raw=True)
         return path
 
+    def timings(self, *keys: str) -> None:
+        """Declare that the values under these keys (at any depth of ``data`` and the claims) are
+        wall-clock measurements of this machine, which a re-execution changes: saved as
+        ``timing_keys``, and ``fldp compare`` leaves them aside as it does ``wall_time_s``."""
+        bad = [k for k in keys if not isinstance(k, str) or not k]
+        if bad:
+            raise ValueError(f"keys: each a non-empty string, got {bad!r}")
+        self.timing_keys.update(keys)
+
     def save(self) -> Path:
         """Write ``results/<paper>/<notebook>.json`` atomically and print a summary."""
         payload = {
@@ -226,6 +236,8 @@ class Recorder:
             "params": self.params, "wall_time_s": round(time.time() - self._t0, 3),
             "figures": self.figures, "findings": self.findings, "claims": self.claims, "data": self.data,
         }
+        if self.timing_keys:
+            payload["timing_keys"] = sorted(self.timing_keys)
         runs = store.usage()
         if runs["ran"] or runs["reused"]:  # the runs behind the numbers: computed here or read back
             payload["runs"] = {**runs, "seconds": round(runs["seconds"], 3), "waited": round(runs["waited"], 3)}

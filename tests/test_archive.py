@@ -146,3 +146,42 @@ def test_the_committed_archive_recomputes_to_its_numbers():
     arch = archive.Archive(archive.ARCHIVE_DIR)
     checked, bad = verify.verify(arch, budget_s=60, cost=cli._archived_cost())
     assert arch.damaged == [] and checked >= 1 and bad == [], [str(m) for m in bad]
+
+
+def test_a_checkpoint_keeps_unarchived_runs_pending_and_the_store_reads_them(tmp_path):
+    """A recomputation longer than a sitting: its computed runs go to _pending/<fn>.jsonl, a fresh
+    clone's store reads them (nothing recomputed), and once the notebook archives them they are dropped."""
+    path, recs = _archive_toy(tmp_path, xs=(1.0,))  # toy/01_runs holds x = 1
+    local = S.RunStore(tmp_path / "runs")
+    for x in (1.0, 2.0, 3.0):
+        local.run(sweep_toy.toy, {"x": x, "seed": 0})
+    counts = archive.checkpoint(local.records(), tmp_path / "archive")
+    assert counts == {"added": 2, "dropped": 0, "pending": 2, "files": 1}
+    [pending] = sorted((tmp_path / "archive" / archive.PENDING).glob("*.jsonl"))
+    assert pending.name == "sweep_toy.toy.jsonl" and len(pending.read_text().splitlines()) == 2
+    before = pending.read_bytes()
+    assert archive.checkpoint(local.records(), tmp_path / "archive")["added"] == 0
+    assert pending.read_bytes() == before  # the same runs: the same bytes
+    # a fresh clone: an empty local store over the archive holds all three runs
+    clone = S.RunStore(tmp_path / "clone-runs", archive=archive.Archive(tmp_path / "archive"))
+    assert all(clone.holds(sweep_toy.toy, {"x": x, "seed": 0}) for x in (1.0, 2.0, 3.0))
+    assert archive.Archive(tmp_path / "archive").notebook_of(recs[0].fn, recs[0].key) == "toy/01_runs"
+    # the notebook finishes and archives x = 2 too: the checkpoint drops it from _pending
+    archive.write(path, [recs[0], local.read(local.path(sweep_toy.toy, {"x": 2.0, "seed": 0}))])
+    counts = archive.checkpoint(S.RunStore(tmp_path / "empty").records(), tmp_path / "archive")
+    assert counts == {"added": 0, "dropped": 1, "pending": 1, "files": 1}
+    archive.write(path, [local.read(local.path(sweep_toy.toy, {"x": x, "seed": 0})) for x in (1.0, 2.0, 3.0)])
+    assert archive.checkpoint([], tmp_path / "archive") == {"added": 0, "dropped": 1, "pending": 0, "files": 0}
+    assert not (tmp_path / "archive" / archive.PENDING).exists()
+
+
+def test_the_cli_checkpoints_and_refuses_a_missing_store(tmp_path, capsys):
+    _archive_toy(tmp_path, xs=(1.0,))
+    local = S.RunStore(tmp_path / "runs")
+    local.run(sweep_toy.toy, {"x": 5.0, "seed": 0})
+    assert cli.main(["store", "checkpoint", "--store", str(tmp_path / "runs"),
+                     "--archive", str(tmp_path / "archive")]) == 0
+    assert "1 run(s) added, 0 dropped" in capsys.readouterr().out
+    assert cli.main(["store", "checkpoint", "--store", str(tmp_path / "nowhere")]) == 2
+    err = capsys.readouterr().err
+    assert "fldp store checkpoint: error: no run store at" in err and "Traceback" not in err

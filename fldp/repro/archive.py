@@ -20,14 +20,17 @@ from typing import Iterable, Iterator, Optional, Sequence
 
 from fldp.repro.paths import PROJECT_ROOT, atomic_write_bytes, canonical
 
-__all__ = ["ARCHIVE_DIR", "FIELDS", "LIBRARIES", "Archive", "Damaged", "environment", "environment_differences",
-           "line", "write"]
+__all__ = ["ARCHIVE_DIR", "FIELDS", "LIBRARIES", "PENDING", "Archive", "Damaged", "checkpoint", "environment",
+           "environment_differences", "line", "write"]
 
 #: Where the archive lives in a clone.
 ARCHIVE_DIR = PROJECT_ROOT / "results" / "archive"
 
 
 FIELDS = ("key", "fn", "version", "config", "result")
+
+#: The folder of the archive that keeps computed runs no notebook has saved yet (:func:`checkpoint`).
+PENDING = "_pending"
 
 #: The libraries whose numerics decide a run's numbers (recorded with each notebook's cost record).
 LIBRARIES = ("torch", "numpy", "scipy", "dp-accounting")
@@ -109,7 +112,9 @@ class Archive:
     damaged: list = field(default_factory=list, repr=False)
 
     def files(self) -> list[Path]:
-        return sorted(Path(self.root).glob("*/*.jsonl"))
+        """The archive files, those of ``_pending/`` first: where a notebook's file holds the same
+        run, the index keeps the notebook's."""
+        return sorted(Path(self.root).glob("*/*.jsonl"), key=lambda p: (p.parent.name != PENDING, p))
 
     def _build(self) -> dict:
         index: dict = {}
@@ -152,3 +157,47 @@ class Archive:
         for run, nb in self.index.values():
             if not only or any(pat in nb for pat in only):
                 yield nb, run
+
+
+def checkpoint(records: Iterable, root: Path = ARCHIVE_DIR) -> dict:
+    """Keep the computed runs that no notebook's archive file holds yet, so that a notebook whose
+    runs take longer than one sitting can be committed part by part (``fldp store checkpoint``).
+
+    ``records`` (the local run store's :class:`fldp.repro.store.Record` s) that no
+    ``<paper>/<notebook>.jsonl`` under ``root`` holds are added to ``<root>/_pending/<fn>.jsonl``
+    (one file per run function, the same line form, sorted by key); pending runs that a notebook's
+    file now holds are dropped, and a file left empty is removed.  The store reads pending runs like
+    any archived run (the folder is one more ``*/*.jsonl``; a notebook's own line wins), so the next
+    sitting re-executes the notebook from them and computes only the rest; when the notebook saves,
+    its runs move into its own file.  Returns the counts: added, dropped, pending, files."""
+    root = Path(root)
+    arch = Archive(root)
+    mine = f"{PENDING}/"
+    held = {k for k, (_, nb) in arch.index.items() if not nb.startswith(mine)}
+    pending = {k: run for k, (run, nb) in arch.index.items() if nb.startswith(mine)}
+    shadowed = 0  # pending lines whose run a notebook's file holds now (the index kept the notebook's)
+    for path in sorted((root / PENDING).glob("*.jsonl")):
+        for text in path.read_text(encoding="utf-8").splitlines():
+            try:
+                body = json.loads(text)
+                shadowed += (body["fn"], body["key"]) in held
+            except (ValueError, KeyError, TypeError):
+                continue  # a damaged line: the index named it; it is not carried over
+    added = 0
+    for rec in records:
+        k = (rec.fn, rec.key)
+        if k not in held and k not in pending:
+            pending[k] = rec
+            added += 1
+    by_fn: dict = {}
+    for (fn, _), run in pending.items():
+        by_fn.setdefault(fn, []).append(run)
+    wanted = {root / PENDING / f"{fn.replace(':', '.')}.jsonl": runs for fn, runs in by_fn.items()}
+    for path in sorted((root / PENDING).glob("*.jsonl")):
+        if path not in wanted:
+            path.unlink()
+    for path, runs in wanted.items():
+        write(path, runs)
+    if (root / PENDING).is_dir() and not any((root / PENDING).iterdir()):
+        (root / PENDING).rmdir()
+    return {"added": added, "dropped": shadowed, "pending": len(pending), "files": len(wanted)}

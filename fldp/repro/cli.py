@@ -161,9 +161,11 @@ def build_parser() -> argparse.ArgumentParser:
     bk.add_argument("--no-build", action="store_true", help="serve the site already built in --out")
     bk.add_argument("--port", type=_port, default=8000, metavar="N", help="port for --serve (default 8000)")
     sto = commands.add_parser(
-        "store", help="the run archive (results/archive/): verify it by recomputing its runs",
+        "store", help="the run archive (results/archive/): verify it by recomputing its runs; checkpoint a sitting",
         description="fldp store verify: recompute archived runs (one thread, seeded) and compare them with the "
-                    "archive exactly; a mismatch names the run, its notebook and the first differing value.")
+                    "archive exactly; a mismatch names the run, its notebook and the first differing value. "
+                    "fldp store checkpoint: keep the runs of an unfinished recomputation in the archive's "
+                    "_pending/ folder, to commit and resume in the next sitting.")
     sto_cmd = sto.add_subparsers(dest="store_command", metavar="SUBCOMMAND")
     ver = sto_cmd.add_parser("verify", help="recompute archived runs and compare them with the archive")
     ver.add_argument("--only", action="append", default=[], metavar="NOTEBOOK",
@@ -175,6 +177,16 @@ def build_parser() -> argparse.ArgumentParser:
     ver.add_argument("--seed", type=int, default=0, help="the sample's seed (default 0)")
     ver.add_argument("--archive", type=Path, default=PROJECT_ROOT / "results" / "archive", metavar="DIR",
                      help="the archive (default: results/archive/)")
+    chk = sto_cmd.add_parser(
+        "checkpoint", help="keep the local store's runs that no notebook has archived yet in results/archive/_pending/",
+        description="For a recomputation longer than one sitting: write every run of the local run store "
+                    "(results/runs/) that no notebook's archive file holds into results/archive/_pending/<fn>.jsonl "
+                    "(commit it); the next sitting's store reads them, so `fldp reproduce --only NB` (without "
+                    "--fresh) computes only the rest. Pending runs that a notebook has archived since are dropped.")
+    chk.add_argument("--store", type=Path, default=PROJECT_ROOT / "results" / "runs", metavar="DIR",
+                     help="the local run store (default: results/runs/)")
+    chk.add_argument("--archive", type=Path, default=PROJECT_ROOT / "results" / "archive", metavar="DIR",
+                     help="the archive (default: results/archive/)")
     return parser
 
 
@@ -185,6 +197,8 @@ def _store(args: argparse.Namespace, parser) -> int:
 
     from fldp.repro import archive, verify
 
+    if args.store_command == "checkpoint":
+        return _checkpoint(args)
     if args.store_command != "verify":
         parser.parse_args(["store", "--help"])
         return 2
@@ -215,6 +229,26 @@ def _store(args: argparse.Namespace, parser) -> int:
     print(f"fldp store verify: {checked} of {len(runs)} archived run(s) recomputed, {len(mismatches)} differ"
           + (f"; {len(arch.damaged)} damaged line(s)" if arch.damaged else ""))
     return 1 if mismatches or arch.damaged else 0
+
+
+def _checkpoint(args: argparse.Namespace) -> int:
+    """``fldp store checkpoint``: 0 when the pending runs are written, 2 for a bad request."""
+    import warnings
+
+    from fldp.repro import archive, store
+
+    if not args.store.is_dir():
+        print(f"fldp store checkpoint: error: no run store at {args.store}", file=sys.stderr)
+        return 2
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", RuntimeWarning)
+        counts = archive.checkpoint(store.RunStore(args.store).records(), args.archive)
+    for w in caught:
+        print(f"warning: {w.message}")
+    print(f"fldp store checkpoint: {counts['added']} run(s) added, {counts['dropped']} dropped (archived by their "
+          f"notebooks since); {counts['pending']} pending in {counts['files']} file(s) under "
+          f"{args.archive / archive.PENDING}")
+    return 0
 
 
 def _recorded_environment(costs: Path, notebook: str):

@@ -221,6 +221,15 @@ def test_progress_prints_lines_inside_a_long_notebook(tmp_path, capsys):
         assert out.count("progress: 33% of the predicted work") == 1  # once, not every interval
     finally:
         prog.close()
+    # a notebook without a cost record is not in the ETA, and the line says so
+    unknown = plan.Estimate("wei2020/05_sims.ipynb", False)
+    prog = plan.Progress([est, unknown], line_interval=60, stream=open(os.devnull, "w"))
+    try:
+        prog.finish("zhou/04_long.ipynb")
+        assert capsys.readouterr().out.strip().endswith(
+            "ETA 0.0 s for it, besides 1 notebook(s) of unknown cost (wei2020/05_sims)")
+    finally:
+        prog.close()
 
 
 def test_a_fresh_clone_plans_quick_mode_from_the_committed_quick_records(tmp_path, monkeypatch):

@@ -197,8 +197,11 @@ class Progress:
         done, spent = self.done_seconds(), time.perf_counter() - self.t0
         self._shown = done
         eta = spent * (self.total - done) / done if done > 0 else float("nan")
+        unknown = [rel.removesuffix(".ipynb") for rel, e in self.by_rel.items()
+                   if not e.known and rel not in self.finished]
         print(f"progress: {100 * done / self.total:.0f}% of the predicted work after {duration(spent)}; "
-              f"ETA {duration(eta)}", flush=True)
+              f"ETA {duration(eta)}" + (f" for it, besides {len(unknown)} notebook(s) of unknown cost "
+                                        f"({', '.join(unknown)})" if unknown else ""), flush=True)
 
     def finish(self, rel: str) -> None:
         self.finished.add(rel)

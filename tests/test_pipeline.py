@@ -226,3 +226,42 @@ def test_jobs_never_start_a_notebook_before_the_one_it_loads():
     with pytest.raises(execute.UsageError, match="cycle"):
         jobs.run_tasks(tasks, 2, {"dependent": ["slow"], "slow": ["dependent"]}, runner=runner,
                            executor=ThreadPoolExecutor(2))
+
+
+def test_ctrl_c_stops_notebooks_running_side_by_side_at_once(tmp_path: Path):
+    """SIGINT (Ctrl-C on a terminal) stops `--jobs N` at once: the running notebooks' worker
+    processes are ended, instead of the pool waiting for them to finish (hours for a long one)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import textwrap
+    import time
+
+    (tmp_path / "slow_runner.py").write_text("import time\ndef run(task):\n    time.sleep(120)\n")
+    script = textwrap.dedent(f"""
+        import sys, types
+        sys.path.insert(0, {str(tmp_path)!r})
+        import slow_runner
+        from fldp.repro.jobs import run_tasks
+        tasks = [types.SimpleNamespace(rel=f"p/{{i}}.ipynb") for i in range(3)]
+        print("started", flush=True)
+        try:
+            run_tasks(tasks, jobs=2, deps={{}}, runner=slow_runner.run)
+        except KeyboardInterrupt:
+            print("interrupted", flush=True)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+                            start_new_session=True)  # its own process group, as a terminal's job
+    try:
+        assert proc.stdout.readline().strip() == "started"
+        time.sleep(3)  # the two workers have started their tasks
+        t0 = time.monotonic()
+        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches the whole foreground group
+        out, _ = proc.communicate(timeout=60)
+        assert "interrupted" in out and time.monotonic() - t0 < 30, out
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass

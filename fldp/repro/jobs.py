@@ -58,7 +58,7 @@ def run_tasks(tasks: Sequence[Task], jobs: int = 1, deps: Mapping[str, Sequence[
                                            mp_context=multiprocessing.get_context("spawn"))
     done: dict[str, NotebookResult] = {}
     pending, running = list(order), {}
-    with pool:
+    try:
         while pending or running:
             for t in [t for t in pending if all(d in done for d in needs[t.rel])]:
                 if len(running) >= jobs:
@@ -70,4 +70,22 @@ def run_tasks(tasks: Sequence[Task], jobs: int = 1, deps: Mapping[str, Sequence[
                 rel = running.pop(future).rel
                 done[rel] = future.result()
                 on_done(rel)
+    except BaseException:  # Ctrl-C (or a failure here): stop the notebooks now, not when they end
+        _stop(pool)
+        raise
+    pool.shutdown(wait=True)
     return [done[t.rel] for t in tasks]
+
+
+def _stop(pool) -> None:
+    """Cancel the queued notebooks and end the running ones' worker processes (their kernels shut
+    down when their parent goes; finished runs are in the store).  A ``with`` block would instead
+    wait for every running notebook to finish, hours for a long one."""
+    terminate = getattr(pool, "terminate_workers", None)  # Python >= 3.14
+    if terminate is not None:
+        terminate()
+        return
+    # Before 3.14, concurrent.futures has no public way to end a running task: its processes
+    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+        proc.terminate()
+    pool.shutdown(wait=False, cancel_futures=True)

@@ -265,3 +265,19 @@ def test_ctrl_c_stops_notebooks_running_side_by_side_at_once(tmp_path: Path):
             os.killpg(proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+def test_a_clone_without_the_data_gets_an_error_not_a_traceback(monkeypatch, capsys):
+    """The cost model trains on MNIST: a fresh clone without data/ is told what to put where."""
+    from fldp.data.sources import MissingDataError
+    from fldp.repro import cli, cost
+
+    def missing(**kw):
+        raise MissingDataError("dataset 'mnist': 4 file(s) missing and no network to download them.")
+
+    monkeypatch.setattr(cost, "calibrate", missing)
+    monkeypatch.setattr(cost, "cached_calibration", lambda *a, **k: None)
+    assert cli.main(["reproduce", "--plan", "--only", "wei2020/01"]) == 2
+    err = capsys.readouterr().err
+    assert ("fldp reproduce: error: the cost model is measured on MNIST, which is missing here: dataset 'mnist'"
+            in err) and "Traceback" not in err

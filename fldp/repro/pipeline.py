@@ -15,10 +15,11 @@ import datetime as dt
 import time
 from pathlib import Path
 
+from fldp.data.sources import MissingDataError
 from fldp.repro import cost, store
 from fldp.repro.chapters import Options, plan
 from fldp.repro.cluster import pool_size, shared_cluster
-from fldp.repro.execute import Report
+from fldp.repro.execute import Report, UsageError
 from fldp.repro.jobs import run_tasks
 from fldp.repro.plan import Progress, estimate, render_plan
 from fldp.repro.report import write_report
@@ -32,7 +33,10 @@ def reproduce(opts: Options) -> Report | None:
     quick, params, tasks = plan(opts)
     if opts.recalibrate or cost.cached_calibration() is None:
         print("fldp reproduce: measuring the cost model on this machine (once; about 15 s)", flush=True)
-    cal = cost.calibrate(refresh=opts.recalibrate)
+    try:
+        cal = cost.calibrate(refresh=opts.recalibrate)
+    except MissingDataError as exc:  # the calibration trains on MNIST, as the notebooks do
+        raise UsageError(f"the cost model is measured on MNIST, which is missing here: {exc}") from None
     estimates = estimate(tasks, quick, cal, fresh=store.fresh_default())
     print(render_plan(estimates, opts.jobs, cal), flush=True)
     if opts.plan_only:

@@ -4,8 +4,7 @@
 
 A full recomputation of the book is spread over sittings (``fldp reproduce --only ... --jobs 2``),
 each rewriting the cost records (``results/costs/<paper>/<notebook>.json``) of the notebooks it ran.
-For every notebook whose record changed since ``REF`` and shows runs computed (``"ran": true``), this
-prints:
+For every notebook whose record changed since ``REF`` (it was executed since), this prints:
 
 - **computed**: how many of its runs were computed (not read from the store or the archive);
 - **work**: their CPU seconds (one thread each) plus the notebook's own CPU time outside its runs:
@@ -57,8 +56,6 @@ def rows(ref: str = "HEAD", only=()):
             continue
         rec = json.loads(path.read_text())
         ran = [r for r in rec.get("runs", []) if r.get("ran")]
-        if not ran:
-            continue
         work = sum(_run_s(r) for r in ran) + float(rec.get("kernel_cpu_s") or rec.get("kernel_s") or 0.0)
         old = _at(ref, rel)
         if old == rec:  # not recomputed since REF
@@ -81,7 +78,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     table = rows(args.ref, args.only)
     if not table:
-        print("no notebook's cost record shows computed runs", file=sys.stderr)
+        print(f"no notebook's cost record changed since {args.ref}", file=sys.stderr)
         return 1
     head = ("notebook", "computed", "work (1 thread)", "wall", "predicted")
     lines = [(nb, str(n), _fmt(w), _fmt(wall), _fmt(p)) for nb, n, w, wall, p in table]

@@ -74,10 +74,11 @@ $(KERNEL): $(STAMP)
 	@touch $@
 
 # A full run also re-renders REPORT.md from results/, even when a notebook failed (the others'
-# results were updated); the exit status is still the reproduce's.
+# results were updated), and says which results differ from the committed ones (fldp compare,
+# wall clock and run usage aside; informative: the exit status is still the reproduce's).
 reproduce: env
 	@status=0; $(BIN)/fldp reproduce $(QUICK_FLAG) $(FRESH_FLAG) --jobs $(JOBS) || status=$$?; \
-	$(if $(QUICK_FLAG),,$(BIN)/fldp report || status=1;) exit $$status
+	$(if $(QUICK_FLAG),,$(BIN)/fldp report || status=1; $(BIN)/fldp compare || true;) exit $$status
 
 plan: env
 	@$(BIN)/fldp reproduce --plan $(QUICK_FLAG) $(FRESH_FLAG) --jobs $(JOBS)

@@ -167,3 +167,18 @@ def test_this_environment_is_the_pinned_one():
     pins = _constraints()
     installed = {name: metadata.version(name).split("+")[0] for name in pins}
     assert installed == pins, f"installed {installed}, constraints.txt {pins}: run make env"
+
+
+def test_make_reproduce_ends_with_the_register_and_the_comparison_in_full_mode_only():
+    """A full `make reproduce` re-renders REPORT.md and says which results differ from the committed
+    ones (informative: `|| true`); a quick one does neither (its results are not the committed ones)."""
+    import subprocess
+
+    def recipe(*extra):
+        done = subprocess.run(["make", "-n", "reproduce", "JOBS=2", *extra], cwd=ROOT, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    full, quick = recipe(), recipe("QUICK=1")
+    assert "fldp report || status=1;" in full and "fldp compare || true; exit $status" in full
+    assert "fldp compare" not in quick and "fldp report" not in quick and "--quick" in quick

@@ -185,3 +185,51 @@ def test_the_cli_checkpoints_and_refuses_a_missing_store(tmp_path, capsys):
     assert cli.main(["store", "checkpoint", "--store", str(tmp_path / "nowhere")]) == 2
     err = capsys.readouterr().err
     assert "fldp store checkpoint: error: no run store at" in err and "Traceback" not in err
+
+
+def _fresh_process(monkeypatch):
+    """The run store's per-process usage, emptied, as in a new notebook kernel."""
+    monkeypatch.setattr(S, "_USAGE", {"ran": 0, "reused": 0, "seconds": 0.0, "first": None, "last": None,
+                                      "waited": 0.0})
+    monkeypatch.setattr(S, "_COUNTED", set())
+    monkeypatch.setattr(S, "_RUNS", [])
+    monkeypatch.setattr(S, "_USED", {})
+
+
+def test_a_fresh_clone_re_executes_from_the_archive_and_rewrites_nothing(tmp_path, monkeypatch):
+    """A notebook that computed its runs, then the same notebook in a fresh clone whose store holds
+    nothing but the archive: no run is computed, the archive is rewritten byte for byte, the cost
+    record keeps the runs' seconds and work, and the results' run usage keeps their compute seconds
+    (a run read from the archive has no time: it used to crash the usage count)."""
+    from fldp.repro import results
+
+    def notebook(local: S.RunStore, root):
+        rec = results.Recorder("toy", "01_runs", quick=True)
+        rec.root = root
+        ys = [local.load(sweep_toy.toy, {"x": x, "seed": 0}) or None for x in (1.0, 2.0)]
+        ys = [y.result if y else local.run(sweep_toy.toy, {"x": x, "seed": 0}) for y, x in zip(ys, (1.0, 2.0))]
+        rec.add("ys", ys)
+        rec.save()
+        return rec
+
+    _fresh_process(monkeypatch)
+    first = notebook(S.RunStore(tmp_path / "runs"), tmp_path)
+    archived, costs = first.archive_path.read_bytes(), json.loads(first.costs_path.read_text())
+    saved = json.loads(first.results_path.read_text())
+    assert [r["ran"] for r in costs["runs"]] == [True, True]
+    for r, secs in zip(costs["runs"], (12.5, 7.25)):  # as if measured (the toy takes microseconds)
+        r.update(seconds=secs, cpu_s=secs - 1, work={"MLP/10": {"flops": 100, "steps": 2}})
+    first.costs_path.write_text(json.dumps(costs))
+
+    _fresh_process(monkeypatch)  # the clone: a new kernel, an empty local store over the archive
+    clone = S.RunStore(tmp_path / "clone-runs", archive=archive.Archive(first.archive_path.parents[1]))
+    again = notebook(clone, tmp_path)
+    assert not (tmp_path / "clone-runs").exists()  # nothing computed
+    assert again.archive_path.read_bytes() == archived
+    resaved, recosts = json.loads(again.results_path.read_text()), json.loads(again.costs_path.read_text())
+    assert resaved["data"] == saved["data"]
+    assert resaved["runs"]["reused"] == 2 and resaved["runs"]["seconds"] == 19.75
+    assert resaved["runs"]["first"] is None  # when they were computed is not archived
+    for old, new in zip(costs["runs"], recosts["runs"]):
+        assert (new["seconds"], new["cpu_s"], new["work"], new["ran"]) == (old["seconds"], old["cpu_s"], old["work"], False)
+        assert "archived" not in new

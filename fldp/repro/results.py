@@ -16,7 +16,7 @@ from typing import Any
 from fldp import counting
 from fldp.repro import archive, cost, store
 from fldp.repro.paths import (PROJECT_ROOT, PUBLISH_ENV, atomic_write_bytes, atomic_write_json, interactive,
-                              output_root, results_path, strict)
+                              canonical, output_root, results_path, strict)
 
 __all__ = ["ResultsNotFound", "load", "SavedFigure", "Recorder"]
 
@@ -220,6 +220,26 @@ class Recorder:
             display({"text/markdown": path._repr_markdown_(), "text/plain": f"figure {rel}"}, raw=True)
         return path
 
+    def _manifest(self) -> list[dict]:
+        """The runs this notebook used (:func:`fldp.repro.store.manifest`), where a run was read from
+        the run archive, which keeps no timings, with the seconds, CPU seconds and work that this
+        notebook's cost record kept for the same run: re-executing from the archive rewrites neither
+        the archive nor the costs of the runs."""
+        runs = store.manifest()
+        if not any(r.get("archived") for r in runs):
+            return runs
+        try:
+            before = json.loads(self.costs_path.read_text(encoding="utf-8")).get("runs", [])
+        except (OSError, ValueError, AttributeError):
+            before = []
+        known = {(r.get("fn"), canonical(r.get("config"))): r for r in before if isinstance(r, dict)}
+        for r in runs:
+            if r.pop("archived", False):
+                old = known.get((r["fn"], canonical(r["config"])))
+                if old is not None:
+                    r.update(seconds=old.get("seconds", 0.0), cpu_s=old.get("cpu_s"), work=old.get("work"))
+        return runs
+
     def timings(self, *keys: str) -> None:
         """Declare that the values under these keys (at any depth of ``data`` and the claims) are
         wall-clock measurements of this machine, which a re-execution changes: saved as
@@ -238,15 +258,16 @@ class Recorder:
         }
         if self.timing_keys:
             payload["timing_keys"] = sorted(self.timing_keys)
-        runs = store.usage()
+        runs, manifest = store.usage(), self._manifest()
         if runs["ran"] or runs["reused"]:  # the runs behind the numbers: computed here or read back
-            payload["runs"] = {**runs, "seconds": round(runs["seconds"], 3), "waited": round(runs["waited"], 3)}
+            seconds = sum(r["seconds"] for r in manifest)  # archived runs' from the cost record
+            payload["runs"] = {**runs, "seconds": round(seconds, 3), "waited": round(runs["waited"], 3)}
         atomic_write_json(self.results_path, payload)
         wall = payload["wall_time_s"]
         atomic_write_json(self.costs_path, {  # the notebook's own time, runs aside: wall and CPU seconds
             "paper": self.paper, "notebook": self.notebook, "quick": self.quick, "wall_time_s": wall,
             "kernel_s": round(max(0.0, wall - runs.get("waited", 0.0)), 3),
-            "kernel_cpu_s": round(counting.own_cpu_s(self._cpu), 3), "runs": store.manifest(),
+            "kernel_cpu_s": round(counting.own_cpu_s(self._cpu), 3), "runs": manifest,
             "calibration": (lambda c: c.as_dict() if c else None)(cost.cached_calibration()),
             "environment": archive.environment()})
         used = store.used_runs()

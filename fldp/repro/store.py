@@ -121,6 +121,7 @@ class Record:
     version: str
     work: Optional[dict] = None  # the engine's work (fldp.repro.cost; {} when the run trains nothing); None: stored before counting
     cpu_s: Optional[float] = None  # CPU seconds of the run (None: stored before they were kept)
+    archived: bool = False  # read from the run archive, which keeps no timings (seconds 0, finished None)
 
 
 _USAGE: dict[str, Any] = {"ran": 0, "reused": 0, "seconds": 0.0, "first": None, "last": None, "waited": 0.0}
@@ -135,11 +136,12 @@ def _count(rec: "Record", *, reused: bool) -> None:
     _COUNTED.add((rec.fn, rec.key))
     _USED[(rec.fn, rec.key)] = rec
     _RUNS.append({"fn": rec.fn, "config": rec.config, "seconds": round(float(rec.seconds), 3),
-                  "cpu_s": rec.cpu_s, "work": rec.work, "ran": not reused})
+                  "cpu_s": rec.cpu_s, "work": rec.work, "ran": not reused, **({"archived": True} if rec.archived else {})})
     _USAGE["reused" if reused else "ran"] += 1
     _USAGE["seconds"] += float(rec.seconds)
-    _USAGE["first"] = min(filter(None, (_USAGE["first"], rec.finished)))
-    _USAGE["last"] = max(filter(None, (_USAGE["last"], rec.finished)))
+    if rec.finished:  # an archived run has no time (fldp.repro.archive keeps numbers only)
+        _USAGE["first"] = min(filter(None, (_USAGE["first"], rec.finished)))
+        _USAGE["last"] = max(filter(None, (_USAGE["last"], rec.finished)))
 
 
 def usage() -> dict[str, Any]:
@@ -219,7 +221,8 @@ class RunStore:
         if rec is None and self.archive is not None:
             run = self.archive.get(fn_name(fn), run_key(fn, config))
             if run is not None:
-                rec = Record(run["key"], run["fn"], run["config"], run["result"], 0.0, None, run["version"], None, None)
+                rec = Record(run["key"], run["fn"], run["config"], run["result"], 0.0, None, run["version"], None, None,
+                             archived=True)
         return rec
 
     def holds(self, fn: Union[Callable, str], config: Mapping[str, Any]) -> bool:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from fldp.repro import verify
 from fldp.repro.paths import PROJECT_ROOT
 from fldp.repro.report import results_files
 
@@ -25,25 +26,9 @@ IGNORED = frozenset({"wall_time_s", "runs"})  # wall clock; the run-store usage 
 
 
 def differences(a: Any, b: Any, where: str = "", *, ignore: frozenset = IGNORED) -> list[tuple[str, Any, Any]]:
-    """Every place two JSON values differ, as (path, a, b); keys in ``ignore`` are skipped at any
-    depth, NaN equals NaN and a list of another length is one difference."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        out = []
-        for k in sorted(set(a) | set(b), key=str):
-            if k in ignore:
-                continue
-            if k not in a or k not in b:
-                out.append((f"{where}/{k}", a.get(k, "<missing>"), b.get(k, "<missing>")))
-            else:
-                out.extend(differences(a[k], b[k], f"{where}/{k}", ignore=ignore))
-        return out
-    if isinstance(a, list) and isinstance(b, list):
-        if len(a) != len(b):
-            return [(f"{where} (length)", len(a), len(b))]
-        return [d for i, (x, y) in enumerate(zip(a, b)) for d in differences(x, y, f"{where}[{i}]", ignore=ignore)]
-    if a == b and type(a) is type(b) or (isinstance(a, float) and isinstance(b, float) and a != a and b != b):
-        return []
-    return [(where, a, b)]
+    """Every place two results files differ (:func:`fldp.repro.verify.differences`), the wall-clock
+    and run-usage keys (``ignore``) aside."""
+    return list(verify.differences(a, b, where, ignore=ignore))
 
 
 def _relative(a: Any, b: Any) -> Optional[float]:

@@ -8,12 +8,12 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 from fldp.repro import store
 from fldp.repro.archive import Archive
 
-__all__ = ["Mismatch", "first_difference", "verify"]
+__all__ = ["Mismatch", "differences", "first_difference", "verify"]
 
 
 @dataclass(frozen=True)
@@ -32,27 +32,31 @@ class Mismatch:
                 f"{self.archived!r}, the code gives {self.recomputed!r}")
 
 
-def first_difference(a: Any, b: Any, where: str = "") -> Optional[tuple[str, Any, Any]]:
-    """The first place two JSON values differ (NaN equals NaN), or None when they are equal."""
+def differences(a: Any, b: Any, where: str = "", *, ignore: frozenset = frozenset()) -> Iterator[tuple[str, Any, Any]]:
+    """Every place two JSON values differ, in key order, as (path, a, b): a key in ``ignore`` is
+    skipped at any depth, a missing key is ``"<missing>"``, a list of another length is one
+    difference, NaN equals NaN and 1 differs from 1.0 (another type is another value)."""
     if isinstance(a, dict) and isinstance(b, dict):
-        for k in sorted(set(a) | set(b)):
+        for k in sorted(set(a) | set(b), key=str):
+            if k in ignore:
+                continue
             if k not in a or k not in b:
-                return f"{where}/{k}", a.get(k, "<missing>"), b.get(k, "<missing>")
-            found = first_difference(a[k], b[k], f"{where}/{k}")
-            if found:
-                return found
-        return None
-    if isinstance(a, list) and isinstance(b, list):
+                yield f"{where}/{k}", a.get(k, "<missing>"), b.get(k, "<missing>")
+            else:
+                yield from differences(a[k], b[k], f"{where}/{k}", ignore=ignore)
+    elif isinstance(a, list) and isinstance(b, list):
         if len(a) != len(b):
-            return f"{where} (length)", len(a), len(b)
-        for i, (x, y) in enumerate(zip(a, b)):
-            found = first_difference(x, y, f"{where}[{i}]")
-            if found:
-                return found
-        return None
-    if a == b or (isinstance(a, float) and isinstance(b, float) and a != a and b != b):
-        return None
-    return where, a, b
+            yield f"{where} (length)", len(a), len(b)
+        else:
+            for i, (x, y) in enumerate(zip(a, b)):
+                yield from differences(x, y, f"{where}[{i}]", ignore=ignore)
+    elif not ((a == b and type(a) is type(b)) or (isinstance(a, float) and isinstance(b, float) and a != a and b != b)):
+        yield where, a, b
+
+
+def first_difference(a: Any, b: Any, where: str = "") -> Optional[tuple[str, Any, Any]]:
+    """The first place two JSON values differ (:func:`differences`), or None when they are equal."""
+    return next(differences(a, b, where), None)
 
 
 def verify(archive: Archive, *, only: Sequence[str] = (), sample: Optional[int] = None,

@@ -25,6 +25,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from fldp.repro.store import manifest_key
+
 ROOT = Path(__file__).resolve().parent.parent
 COSTS = ROOT / "results" / "costs"
 
@@ -62,8 +64,8 @@ def rows(ref: str = "HEAD", only=()):
             continue
         predicted = None
         if old is not None:
-            before = {(r["fn"], json.dumps(r["config"], sort_keys=True)): _run_s(r) for r in old.get("runs", [])}
-            known = [before.get((r["fn"], json.dumps(r["config"], sort_keys=True))) for r in ran]
+            before = {manifest_key(r): _run_s(r) for r in old.get("runs", [])}
+            known = [before.get(manifest_key(r)) for r in ran]
             if all(k is not None for k in known):
                 predicted = sum(known) + float(old.get("kernel_cpu_s") or old.get("kernel_s") or 0.0)
         out.append((nb, len(ran), work, float(rec["wall_time_s"]), predicted))

@@ -175,8 +175,6 @@ def build_parser() -> argparse.ArgumentParser:
     amount.add_argument("--budget", type=_positive_float, metavar="SECONDS",
                         help="the cheapest runs first (by their cost records) until SECONDS are spent")
     ver.add_argument("--seed", type=int, default=0, help="the sample's seed (default 0)")
-    ver.add_argument("--archive", type=Path, default=PROJECT_ROOT / "results" / "archive", metavar="DIR",
-                     help="the archive (default: results/archive/)")
     chk = sto_cmd.add_parser(
         "checkpoint", help="keep the local store's runs that no notebook has archived yet in results/archive/_pending/",
         description="For a recomputation longer than one sitting: write every run of the local run store "
@@ -185,8 +183,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "--fresh) computes only the rest. Pending runs that a notebook has archived since are dropped.")
     chk.add_argument("--store", type=Path, default=PROJECT_ROOT / "results" / "runs", metavar="DIR",
                      help="the local run store (default: results/runs/)")
-    chk.add_argument("--archive", type=Path, default=PROJECT_ROOT / "results" / "archive", metavar="DIR",
-                     help="the archive (default: results/archive/)")
+    for sub in (ver, chk):
+        sub.add_argument("--archive", type=Path, default=PROJECT_ROOT / "results" / "archive", metavar="DIR",
+                         help="the archive (default: results/archive/)")
     return parser
 
 
@@ -215,7 +214,7 @@ def _store(args: argparse.Namespace, parser) -> int:
         print(f"fldp store verify: error: no archived run matches {args.only or 'anything'} in {args.archive}",
               file=sys.stderr)
         return 2
-    cost_of = _archived_cost() if args.budget else None
+    cost_of = _archived_cost(args.archive.parent / "costs") if args.budget else None
     checked, mismatches = verify.verify(arch, only=args.only, sample=args.sample, budget_s=args.budget,
                                         seed=args.seed, cost=cost_of)
     for m in mismatches:
@@ -262,20 +261,24 @@ def _recorded_environment(costs: Path, notebook: str):
         return None
 
 
-def _archived_cost():
-    """Predicted seconds of an archived run: its CPU (else wall) seconds in the cost records."""
+def _archived_cost(costs: Path | None = None):
+    """Predicted seconds of an archived run: its CPU (else wall) seconds in the cost records under
+    ``costs`` (the ``results/costs/`` beside the archive, by default the project's); infinite for a
+    run none of them lists."""
     import json
 
+    from fldp.repro import store
     from fldp.repro.paths import PROJECT_ROOT
 
+    costs = costs or PROJECT_ROOT / "results" / "costs"
     seconds = {}
-    for path in (PROJECT_ROOT / "results" / "costs").glob("*/*.json"):
+    for path in costs.glob("*/*.json"):
         try:
             for r in json.loads(path.read_text()).get("runs", []):
-                seconds[(r["fn"], json.dumps(r["config"], sort_keys=True))] = r.get("cpu_s") or r.get("seconds") or 0.0
+                seconds[store.manifest_key(r)] = r.get("cpu_s") or r.get("seconds") or 0.0
         except (OSError, ValueError, KeyError):
             continue
-    return lambda run: seconds.get((run["fn"], json.dumps(run["config"], sort_keys=True)), float("inf"))
+    return lambda run: seconds.get(store.manifest_key(run), float("inf"))
 
 
 def _port(text: str) -> int:

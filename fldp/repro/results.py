@@ -16,7 +16,7 @@ from typing import Any
 from fldp import counting
 from fldp.repro import archive, cost, store
 from fldp.repro.paths import (PROJECT_ROOT, PUBLISH_ENV, atomic_write_bytes, atomic_write_json, interactive,
-                              canonical, output_root, results_path, strict)
+                              output_root, results_path, strict)
 
 __all__ = ["ResultsNotFound", "load", "SavedFigure", "Recorder"]
 
@@ -232,10 +232,10 @@ class Recorder:
             before = json.loads(self.costs_path.read_text(encoding="utf-8")).get("runs", [])
         except (OSError, ValueError, AttributeError):
             before = []
-        known = {(r.get("fn"), canonical(r.get("config"))): r for r in before if isinstance(r, dict)}
+        known = {store.manifest_key(r): r for r in before if isinstance(r, dict) and "fn" in r and "config" in r}
         for r in runs:
             if r.pop("archived", False):
-                old = known.get((r["fn"], canonical(r["config"])))
+                old = known.get(store.manifest_key(r))
                 if old is not None:
                     r.update(seconds=old.get("seconds", 0.0), cpu_s=old.get("cpu_s"), work=old.get("work"))
         return runs

@@ -28,7 +28,7 @@ from fldp.repro.paths import PROJECT_ROOT, atomic_write_bytes, canonical, intera
 
 __all__ = [
     "FORMAT", "FRESH_ENV", "fn_name", "resolve", "canonical", "normalise", "code_version",
-    "full_config", "run_key", "Record", "usage", "used_runs", "manifest", "RunStore", "fresh_default", "default_store"
+    "full_config", "run_key", "Record", "usage", "used_runs", "manifest_key", "manifest", "RunStore", "fresh_default", "default_store"
 ]
 
 FORMAT = 1
@@ -165,6 +165,12 @@ def used_runs() -> list[Record]:
     return list(_USED.values())
 
 
+def manifest_key(run: Mapping[str, Any]) -> tuple[str, str]:
+    """A :func:`manifest` entry's identity (a cost record's run): its function and canonical
+    configuration, to find the same run in another record without resolving the function."""
+    return run["fn"], canonical(run["config"])
+
+
 def manifest() -> list[dict]:
     """The distinct runs of :func:`usage`, each ``{"fn", "config", "seconds", "cpu_s", "work", "ran"}``: what
     a notebook needs from the store, which the reproduction's plan reads (:mod:`fldp.repro.cost`)."""
@@ -217,9 +223,10 @@ class RunStore:
     def find(self, fn: Union[Callable, str], config: Mapping[str, Any]) -> Optional[Record]:
         """The finished run ``fn(**config)`` from this store or, when it is not there, from its
         archive; None when neither holds it.  Not counted in :func:`usage` (see :meth:`load`)."""
-        rec = self.read(self.path(fn, config))
+        name, key = fn_name(fn), run_key(fn, config)
+        rec = self.read(self._path(name, key))
         if rec is None and self.archive is not None:
-            run = self.archive.get(fn_name(fn), run_key(fn, config))
+            run = self.archive.get(name, key)
             if run is not None:
                 rec = Record(run["key"], run["fn"], run["config"], run["result"], 0.0, None, run["version"], None, None,
                              archived=True)
@@ -227,9 +234,10 @@ class RunStore:
 
     def holds(self, fn: Union[Callable, str], config: Mapping[str, Any]) -> bool:
         """Whether :meth:`find` would find the run (without reading a local file's result)."""
-        if self.path(fn, config).exists():
+        name, key = fn_name(fn), run_key(fn, config)
+        if self._path(name, key).exists():
             return True
-        return self.archive is not None and self.archive.get(fn_name(fn), run_key(fn, config)) is not None
+        return self.archive is not None and self.archive.get(name, key) is not None
 
     def load(self, fn: Union[Callable, str], config: Mapping[str, Any]) -> Optional[Record]:
         """The finished run ``fn(**config)`` (:meth:`find`), or None (a run found counts in

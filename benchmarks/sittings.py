@@ -6,12 +6,15 @@ A full recomputation of the book is spread over sittings (``fldp reproduce --onl
 each rewriting the cost records (``results/costs/<paper>/<notebook>.json``) of the notebooks it ran.
 For every notebook whose record changed since ``REF`` (it was executed since), this prints:
 
-- **computed**: how many of its runs were computed (not read from the store or the archive);
-- **work**: their CPU seconds (one thread each) plus the notebook's own CPU time outside its runs:
-  the single-thread work, independent of the number of workers;
-- **wall**: the notebook's wall time as it ran (under ``--jobs 2`` its runs shared two workers with
-  the other notebook running beside it);
-- **predicted**: what the plan predicted for the same runs before the sitting: the CPU (else wall)
+- **runs**: how many runs it uses, and of them how many its last execution computed (the others
+  it read from the store or the archive);
+- **work**: the CPU seconds (one thread each) of all its runs as they were measured when they were
+  computed (an archived run keeps the timing of the sitting that computed it, so a notebook
+  re-executed from the archive keeps its fresh cost), plus the notebook's own CPU time outside its
+  runs: the single-thread work of a fresh computation, independent of the number of workers;
+- **wall**: the notebook's wall time in its last execution (under ``--jobs 2`` its runs shared two
+  workers with the other notebook running beside it; short when it read its runs back);
+- **predicted**: what the plan predicted for the same runs before the sittings: the CPU (else wall)
   seconds of each run in the record at ``REF`` (default ``HEAD``, the record the plan read) plus that
   record's own kernel time. A notebook without a record at ``REF`` was "unknown" to the plan.
 
@@ -57,19 +60,28 @@ def rows(ref: str = "HEAD", only=()):
         if only and not any(o in nb for o in only):
             continue
         rec = json.loads(path.read_text())
-        ran = [r for r in rec.get("runs", []) if r.get("ran")]
-        work = sum(_run_s(r) for r in ran) + float(rec.get("kernel_cpu_s") or rec.get("kernel_s") or 0.0)
+        runs = rec.get("runs", [])
+        ran = [r for r in runs if r.get("ran")]
+        work = sum(_run_s(r) for r in runs) + float(rec.get("kernel_cpu_s") or rec.get("kernel_s") or 0.0)
         old = _at(ref, rel)
         if old == rec:  # not recomputed since REF
             continue
         predicted = None
         if old is not None:
             before = {manifest_key(r): _run_s(r) for r in old.get("runs", [])}
-            known = [before.get(manifest_key(r)) for r in ran]
+            known = [before.get(manifest_key(r)) for r in runs]
             if all(k is not None for k in known):
                 predicted = sum(known) + float(old.get("kernel_cpu_s") or old.get("kernel_s") or 0.0)
-        out.append((nb, len(ran), work, float(rec["wall_time_s"]), predicted))
+        out.append((nb, f"{len(runs)} ({len(ran)})", work, float(rec["wall_time_s"]), predicted))
     return out
+
+
+def _total_runs(table) -> str:
+    runs = computed = 0
+    for row in table:
+        n, c = row[1].rstrip(")").split(" (")
+        runs, computed = runs + int(n), computed + int(c)
+    return f"{runs} ({computed})"
 
 
 def main(argv=None) -> int:
@@ -82,11 +94,11 @@ def main(argv=None) -> int:
     if not table:
         print(f"no notebook's cost record changed since {args.ref}", file=sys.stderr)
         return 1
-    head = ("notebook", "computed", "work (1 thread)", "wall", "predicted")
-    lines = [(nb, str(n), _fmt(w), _fmt(wall), _fmt(p)) for nb, n, w, wall, p in table]
+    head = ("notebook", "runs (computed)", "work (1 thread)", "wall", "predicted")
+    lines = [(nb, n, _fmt(w), _fmt(wall), _fmt(p)) for nb, n, w, wall, p in table]
     total_w = sum(r[2] for r in table)
     known = [r for r in table if r[4] is not None]
-    lines.append(("total", str(sum(r[1] for r in table)), _fmt(total_w), "",
+    lines.append(("total", _total_runs(table), _fmt(total_w), "",
                   f"{_fmt(sum(r[4] for r in known))} for {len(known)} of {len(table)}"))
     if args.markdown:
         print("| " + " | ".join(head) + " |\n|" + "---|" * len(head))

@@ -239,8 +239,11 @@ def test_ctrl_c_stops_notebooks_running_side_by_side_at_once(tmp_path: Path):
     import time
 
     (tmp_path / "slow_runner.py").write_text("import time\ndef run(task):\n    time.sleep(120)\n")
+    # A terminal's foreground job takes SIGINT; a child inherits an ignored SIGINT from its parent
+    # (under pytest-xdist a worker can hold one), so the script restores Python's handler first.
     script = textwrap.dedent(f"""
-        import sys, types
+        import signal, sys, types
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         sys.path.insert(0, {str(tmp_path)!r})
         import slow_runner
         from fldp.repro.jobs import run_tasks

@@ -72,16 +72,8 @@ def rows(ref: str = "HEAD", only=()):
             known = [before.get(manifest_key(r)) for r in runs]
             if all(k is not None for k in known):
                 predicted = sum(known) + float(old.get("kernel_cpu_s") or old.get("kernel_s") or 0.0)
-        out.append((nb, f"{len(runs)} ({len(ran)})", work, float(rec["wall_time_s"]), predicted))
+        out.append((nb, len(runs), len(ran), work, float(rec["wall_time_s"]), predicted))
     return out
-
-
-def _total_runs(table) -> str:
-    runs = computed = 0
-    for row in table:
-        n, c = row[1].rstrip(")").split(" (")
-        runs, computed = runs + int(n), computed + int(c)
-    return f"{runs} ({computed})"
 
 
 def main(argv=None) -> int:
@@ -95,11 +87,11 @@ def main(argv=None) -> int:
         print(f"no notebook's cost record changed since {args.ref}", file=sys.stderr)
         return 1
     head = ("notebook", "runs (computed)", "work (1 thread)", "wall", "predicted")
-    lines = [(nb, n, _fmt(w), _fmt(wall), _fmt(p)) for nb, n, w, wall, p in table]
-    total_w = sum(r[2] for r in table)
-    known = [r for r in table if r[4] is not None]
-    lines.append(("total", _total_runs(table), _fmt(total_w), "",
-                  f"{_fmt(sum(r[4] for r in known))} for {len(known)} of {len(table)}"))
+    lines = [(nb, f"{n} ({c})", _fmt(w), _fmt(wall), _fmt(p)) for nb, n, c, w, wall, p in table]
+    total_w = sum(r[3] for r in table)
+    known = [r for r in table if r[5] is not None]
+    lines.append(("total", f"{sum(r[1] for r in table)} ({sum(r[2] for r in table)})", _fmt(total_w), "",
+                  f"{_fmt(sum(r[5] for r in known))} for {len(known)} of {len(table)}"))
     if args.markdown:
         print("| " + " | ".join(head) + " |\n|" + "---|" * len(head))
         for ln in lines:

@@ -31,7 +31,7 @@ def _write(root, nb, rec):
     path.write_text(json.dumps(rec))
 
 
-def test_work_counts_archived_runs_at_their_computed_cost(sittings, tmp_path, monkeypatch):
+def test_work_counts_archived_runs_at_their_computed_cost(sittings, tmp_path, monkeypatch, capsys):
     now = {
         # re-executed from the archive: no run computed, the runs keep their sitting's CPU seconds
         "p/a": {"runs": [_run(0, 100.0, False), _run(1, 50.0, False)], "kernel_cpu_s": 4.0, "wall_time_s": 6.0},
@@ -50,11 +50,13 @@ def test_work_counts_archived_runs_at_their_computed_cost(sittings, tmp_path, mo
     monkeypatch.setattr(sittings, "_at", lambda ref, rel: before[rel])
 
     rows = sittings.rows("REF")
-    assert rows == [("p/a", "2 (0)", 154.0, 6.0, 123.0), ("p/b", "2 (1)", 31.0, 25.0, None)]
-    assert sittings._total_runs(rows) == "4 (1)"
+    assert rows == [("p/a", 2, 0, 154.0, 6.0, 123.0), ("p/b", 2, 1, 31.0, 25.0, None)]
+    assert sittings.main(["--ref", "REF", "--markdown"]) == 0
+    total = capsys.readouterr().out.strip().splitlines()[-1]
+    assert total == "| total | 4 (1) | 3 min 05.0 s |  | 2 min 03.0 s for 1 of 2 |"
 
 
 def test_a_run_missing_from_the_old_record_leaves_the_prediction_unknown(sittings, tmp_path, monkeypatch):
     _write(tmp_path, "p/a", {"runs": [_run(0, 1.0, True), _run(2, 2.0, True)], "kernel_cpu_s": 0.5, "wall_time_s": 3.0})
     monkeypatch.setattr(sittings, "_at", lambda ref, rel: {"runs": [_run(0, 1.0, True)], "kernel_cpu_s": 0.5})
-    assert sittings.rows("REF") == [("p/a", "2 (2)", 3.5, 3.0, None)]
+    assert sittings.rows("REF") == [("p/a", 2, 2, 3.5, 3.0, None)]

@@ -232,6 +232,55 @@ def test_progress_prints_lines_inside_a_long_notebook(tmp_path, capsys):
         prog.close()
 
 
+def test_progress_counts_runs_where_no_notebook_has_a_prediction(tmp_path, capsys):
+    """A sitting of notebooks without a cost record (wei2020/05-08's first) has no ETA, but still
+    prints a line whenever runs were written to the store, counting them; a known notebook's line
+    counts them too."""
+    import time
+
+    from fldp.repro import plan
+
+    st = S.RunStore(tmp_path / "runs")
+    st.save(sweep_toy.toy, {"x": 9.0, "seed": 0}, {"y": 0.0}, 1.0, {})  # written before the start: not counted
+    os.utime(st.path(sweep_toy.toy, {"x": 9.0, "seed": 0}), (0, 0))
+    unknown = plan.Estimate("wei2020/06_map.ipynb", False)
+    prog = plan.Progress([unknown], line_interval=0.05, stream=open(os.devnull, "w"), store_root=st.root)
+    try:
+        time.sleep(0.2)
+        assert "progress:" not in capsys.readouterr().out  # nothing computed yet: silent
+        for x in (0.0, 1.0):
+            st.save(sweep_toy.toy, {"x": x, "seed": 0}, {"y": x}, 1.0, {})
+        time.sleep(0.3)
+        out = capsys.readouterr().out.strip().splitlines()
+        assert len(out) == 1 and out[0].startswith("progress: 2 run(s) computed after ")
+        assert out[0].endswith("; no ETA: 1 notebook(s) without a cost record (wei2020/06_map)")
+        prog.finish("wei2020/06_map.ipynb")
+        last = capsys.readouterr().out.strip()
+        assert last.startswith("progress: 2 run(s) computed after ") and "no ETA" not in last
+    finally:
+        prog.close()
+    # without store_root (and without a prediction) it stays silent, as before
+    prog = plan.Progress([plan.Estimate("wei2020/07.ipynb", False)], line_interval=0.05, stream=open(os.devnull, "w"))
+    try:
+        st.save(sweep_toy.toy, {"x": 5.0, "seed": 0}, {"y": 5.0}, 1.0, {})
+        time.sleep(0.2)
+        prog.finish("wei2020/07.ipynb")
+        assert "progress:" not in capsys.readouterr().out
+    finally:
+        prog.close()
+    # a notebook with a prediction: the percentage line also counts the runs written
+    st = S.RunStore(tmp_path / "runs2")  # the runs above are within the start's 1 s of slack
+    path = st.path(sweep_toy.toy, {"x": 7.0, "seed": 0})
+    est = plan.Estimate("zhou/04_long.ipynb", True, runs=1, runs_s=10.0, pending={str(path): 10.0})
+    prog = plan.Progress([est], line_interval=60, stream=open(os.devnull, "w"), store_root=st.root)
+    try:
+        st.save(sweep_toy.toy, {"x": 7.0, "seed": 0}, {"y": 7.0}, 1.0, {})
+        prog.finish("zhou/04_long.ipynb")
+        assert capsys.readouterr().out.strip().endswith("ETA 0.0 s; 1 run(s) computed")
+    finally:
+        prog.close()
+
+
 def test_a_fresh_clone_plans_quick_mode_from_the_committed_quick_records(tmp_path, monkeypatch):
     from fldp.repro import plan
 

@@ -45,7 +45,7 @@ def reproduce(opts: Options) -> Report | None:
     print(f"fldp reproduce: {len(tasks)} notebook(s), {'quick' if quick else 'full'} mode, "
           f"kernel {opts.kernel_name!r}, {opts.jobs} job(s)", flush=True)
     workers = pool_size(opts.jobs)
-    progress = Progress(estimates)
+    progress = Progress(estimates, store_root=store.default_store(quick).root)
     try:
         with (shared_cluster(workers) if workers else contextlib.nullcontext({})) as env:
             tasks = [dataclasses.replace(t, env={**t.env, **env}) for t in tasks]

@@ -8,7 +8,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Optional, Sequence
 
 from fldp import counting
 from fldp.repro import cost, store as S
@@ -146,16 +146,20 @@ class Progress:
     run counts when its file appears in the run store, a notebook when it finishes.  On a terminal
     a tqdm bar (refreshed every few seconds by a thread); otherwise a line after each notebook and,
     inside a long one, every ``line_interval`` seconds in which its runs made progress (a log
-    shows that zhou/04 is computing, not stuck)."""
+    shows that zhou/04 is computing, not stuck).  With ``store_root`` (the run store's folder) the
+    line also counts the runs written there since the start, and a reproduction of notebooks
+    without a cost record (no prediction, no ETA) still prints a line whenever that count grows."""
 
     def __init__(self, estimates: Sequence[Estimate], *, interval: float = 3.0, line_interval: float = 60.0,
-                 stream=None):
+                 stream=None, store_root: Optional[Path] = None):
         import sys
         import threading
 
         self.by_rel = {e.rel: e for e in estimates}
         self.total = sum(e.seconds for e in estimates if e.known)
         self.finished: set[str] = set()
+        self.store_root = None if store_root is None else Path(store_root)
+        self._counted = 0
         self.stream = stream or sys.stderr
         self.t0, self.started = time.perf_counter(), time.time() - 1.0  # file times: 1 s of slack
         self._stop = threading.Event()
@@ -167,7 +171,7 @@ class Progress:
                             file=self.stream, dynamic_ncols=True)
             self._thread = threading.Thread(target=self._poll, args=(interval,), daemon=True)
             self._thread.start()
-        elif self.total > 0:
+        elif self.total > 0 or (self.store_root is not None and self._unknown()):
             self._shown = 0.0
             self._thread = threading.Thread(target=self._poll_lines, args=(line_interval,), daemon=True)
             self._thread.start()
@@ -188,27 +192,42 @@ class Progress:
             self.bar.n = round(self.done_seconds())
             self.bar.refresh()
 
+    def computed(self) -> int:
+        """Runs written to the run store since the start (0 without ``store_root``)."""
+        if self.store_root is None:
+            return 0
+        return sum(1 for path in self.store_root.glob("*/*.json") if _mtime(path) >= self.started)
+
+    def _unknown(self) -> list[str]:
+        return [rel.removesuffix(".ipynb") for rel, e in self.by_rel.items() if not e.known and rel not in self.finished]
+
     def _poll_lines(self, interval: float) -> None:
         while not self._stop.wait(interval):
-            if self.done_seconds() > self._shown:
+            if self.done_seconds() > self._shown or (self.total == 0 and self.computed() > self._counted):
                 self._line()
 
     def _line(self) -> None:
-        done, spent = self.done_seconds(), time.perf_counter() - self.t0
+        done, spent, unknown = self.done_seconds(), time.perf_counter() - self.t0, self._unknown()
         self._shown = done
+        if self.store_root is not None:
+            self._counted = self.computed()
+        runs = f"{self._counted} run(s) computed" if self.store_root is not None else ""
+        if self.total == 0:  # nothing has a prediction: count the runs
+            print(f"progress: {runs} after {duration(spent)}" + (f"; no ETA: {len(unknown)} notebook(s) without a "
+                  f"cost record ({', '.join(unknown)})" if unknown else ""), flush=True)
+            return
         eta = spent * (self.total - done) / done if done > 0 else float("nan")
-        unknown = [rel.removesuffix(".ipynb") for rel, e in self.by_rel.items()
-                   if not e.known and rel not in self.finished]
         print(f"progress: {100 * done / self.total:.0f}% of the predicted work after {duration(spent)}; "
               f"ETA {duration(eta)}" + (f" for it, besides {len(unknown)} notebook(s) of unknown cost "
-                                        f"({', '.join(unknown)})" if unknown else ""), flush=True)
+                                        f"({', '.join(unknown)})" if unknown else "")
+              + (f"; {runs}" if runs else ""), flush=True)
 
     def finish(self, rel: str) -> None:
         self.finished.add(rel)
         if self.bar is not None:
             self.bar.n = round(self.done_seconds())
             self.bar.refresh()
-        elif self.total > 0:
+        elif self.total > 0 or (self.store_root is not None and self.by_rel):
             self._line()
 
     def close(self) -> None:

@@ -200,14 +200,16 @@ def test_a_fresh_clone_re_executes_from_the_archive_and_rewrites_nothing(tmp_pat
     """A notebook that computed its runs, then the same notebook in a fresh clone whose store holds
     nothing but the archive: no run is computed, the archive is rewritten byte for byte, the cost
     record keeps the runs' seconds and work, and the results' run usage keeps their compute seconds
-    (a run read from the archive has no time: it used to crash the usage count)."""
+    (a run read from the archive has no time: it used to crash the usage count), in the same order
+    although the runs were taken in another (as workers finish them)."""
     from fldp.repro import results
 
-    def notebook(local: S.RunStore, root):
+    def notebook(local: S.RunStore, root, xs=(1.0, 2.0)):
         rec = results.Recorder("toy", "01_runs", quick=True)
         rec.root = root
-        ys = [local.load(sweep_toy.toy, {"x": x, "seed": 0}) or None for x in (1.0, 2.0)]
-        ys = [y.result if y else local.run(sweep_toy.toy, {"x": x, "seed": 0}) for y, x in zip(ys, (1.0, 2.0))]
+        ys = [local.load(sweep_toy.toy, {"x": x, "seed": 0}) or None for x in xs]
+        ys = [y.result if y else local.run(sweep_toy.toy, {"x": x, "seed": 0}) for y, x in zip(ys, xs)]
+        ys = [ys[xs.index(x)] for x in (1.0, 2.0)]
         rec.add("ys", ys)
         rec.save()
         return rec
@@ -223,13 +225,14 @@ def test_a_fresh_clone_re_executes_from_the_archive_and_rewrites_nothing(tmp_pat
 
     _fresh_process(monkeypatch)  # the clone: a new kernel, an empty local store over the archive
     clone = S.RunStore(tmp_path / "clone-runs", archive=archive.Archive(first.archive_path.parents[1]))
-    again = notebook(clone, tmp_path)
+    again = notebook(clone, tmp_path, xs=(2.0, 1.0))
     assert not (tmp_path / "clone-runs").exists()  # nothing computed
     assert again.archive_path.read_bytes() == archived
     resaved, recosts = json.loads(again.results_path.read_text()), json.loads(again.costs_path.read_text())
     assert resaved["data"] == saved["data"]
     assert resaved["runs"]["reused"] == 2 and resaved["runs"]["seconds"] == 19.75
     assert resaved["runs"]["first"] is None  # when they were computed is not archived
+    assert [r["config"] for r in recosts["runs"]] == [r["config"] for r in costs["runs"]]
     for old, new in zip(costs["runs"], recosts["runs"]):
         assert (new["seconds"], new["cpu_s"], new["work"], new["ran"]) == (old["seconds"], old["cpu_s"], old["work"], False)
         assert "archived" not in new

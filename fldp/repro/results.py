@@ -224,8 +224,9 @@ class Recorder:
         """The runs this notebook used (:func:`fldp.repro.store.manifest`), where a run was read from
         the run archive, which keeps no timings, with the seconds, CPU seconds and work that this
         notebook's cost record kept for the same run: re-executing from the archive rewrites neither
-        the archive nor the costs of the runs."""
-        runs = store.manifest()
+        the archive nor the costs of the runs.  Sorted by function and configuration, as the archive
+        is by key: the order runs finish in (which varies with the workers) does not reorder the record."""
+        runs = sorted(store.manifest(), key=store.manifest_key)
         if not any(r.get("archived") for r in runs):
             return runs
         try:

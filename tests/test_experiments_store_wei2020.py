@@ -64,3 +64,29 @@ def test_calibrated_run_with_2C_over_m_is_nbafl_run_and_2C_adds_m_times_the_nois
     assert clip["eps_spent"] == pytest.approx(4.0, rel=2e-3) and ours["eps_spent"] == pytest.approx(4.0, rel=2e-3)
     summary = ex.calibrated_summary_over_seeds(None, [0, 1], **tiny, where="uplink", sensitivity="2C")
     assert summary["test_acc"]["runs"].shape == (2,) and len(summary["spent"]) == 2
+
+
+def test_wei2020_seed_summaries_batch_the_settings_and_match_them_one_by_one(tmp_path, monkeypatch):
+    """simulations.seed_summaries asks every setting's runs in one batch (one run_all call, so the
+    workers stay busy) and gives each setting the summary seed_summary gives it alone."""
+    import numpy as np
+
+    from fldp.repro import sweep
+    from fldp.papers.wei2020 import simulations as sim
+
+    tiny = dict(N=2, T=2, delta=0.01, C=20.0, L=1, mu=0.01, lr=0.05, local_epochs=1, batch_size=50,
+                subsample=200, max_test=100, eval_every=1)
+    settings = {"non-private": dict(tiny, eps=None), 60: dict(tiny, eps=60.0)}
+    batches = []
+    real = sweep.run_all
+    monkeypatch.setattr(sweep, "run_all", lambda fn, configs, **kw: batches.append(len(configs)) or real(fn, configs, **kw))
+    st = S.RunStore(tmp_path)
+    both = sim.seed_summaries(st, [0, 1], settings)
+    assert batches == [4]  # 2 settings x 2 seeds, one call
+    for key, cfg in settings.items():
+        alone = sim.seed_summary(st, [0, 1], **cfg)
+        for metric in ("train_loss", "test_acc", "w_norm"):
+            np.testing.assert_array_equal(both[key][metric]["runs"], alone[metric]["runs"])
+        assert both[key]["spent"] == alone["spent"]
+    assert both[60]["spent"][0] is not None and both["non-private"]["spent"] == [None, None]
+    assert not np.array_equal(both[60]["train_loss"]["runs"], both["non-private"]["train_loss"]["runs"])

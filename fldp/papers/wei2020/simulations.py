@@ -105,13 +105,22 @@ def seed_summary(store: Optional[RunStore], seeds: Sequence[int], *, last: bool 
     as :func:`fldp.verdicts.over_seeds` does for the loss and accuracy curves (``last=True``: their
     final values only) and the final model norm; plus the rounds, the per-seed spends and the first
     seed's calibration (a dict)."""
+    (summary,) = seed_summaries(store, seeds, {0: config}, last=last, fn=fn).values()
+    return summary
+
+
+def seed_summaries(store: Optional[RunStore], seeds: Sequence[int], settings: Mapping[Any, Mapping[str, Any]], *,
+                   last: bool = False, fn: Optional[Callable] = None) -> dict:
+    """:func:`seed_summary` for every setting of ``settings`` (``{key: config}``), as ``{key:
+    summary}``: every run of every setting in one batch, so that parallel workers stay busy (a grid
+    asked setting by setting leaves a worker idle whenever a setting's seeds do not divide among
+    the workers: 3 seeds on 2 workers use them three quarters of the time)."""
     pick = (lambda v: v[-1]) if last else (lambda v: v)
     row = lambda o: {"train_loss": pick(o["train_loss"]), "test_acc": pick(o["test_acc"]), "w_norm": o["w_norm"],
                      **({"test_loss": pick(o["test_loss"])} if "test_loss" in o else {})}  # older stored runs lack it
     extra = lambda k, outs, out: {"rounds": outs[0]["rounds"], "spent": [o["eps_spent"] for o in outs],
                                   "calibration": outs[0]["calibration"]}
-    (summary,) = sweep.seed_summaries(fn or nbafl_run, {0: config}, seeds, store=store, row=row, extra=extra).values()
-    return summary
+    return sweep.seed_summaries(fn or nbafl_run, settings, seeds, store=store, row=row, extra=extra)
 
 
 @dataclass(frozen=True)

@@ -106,8 +106,14 @@ class FakeRunner(sim.Runner):
     def fed(self, n, seed, sub):
         return SimpleNamespace(m=1200)
 
-    def final_losses(self, eps, values, key, **kw):
-        return self.losses(eps, values, kw.get("K"))
+    def runs_many(self, requests):
+        """What fig_T and fig_K ask in one batch (by T, or by K): each request's column of the given losses."""
+        def column(req):
+            by = "T" if "T" in req else "K"
+            values = sorted({r[by] for r in requests.values()})
+            arr = np.asarray(self.losses(req["eps"], values, req.get("K") if by == "T" else None))
+            return arr[:, [values.index(req[by])]]
+        return {key: ({"train_loss": {"runs": column(req)}}, None) for key, req in requests.items()}
 
 
 class NoRec:

@@ -159,20 +159,30 @@ class Runner:
     def fed(self, n: int, seed: int, sub: Optional[int]) -> data.FederatedData:
         return dataset(n, seed, sub, self.max_test)
 
-    def runs(self, eps: Optional[float], *, n: Optional[int] = None, T: Optional[int] = None,
-             K: Optional[int] = None, final_only: bool = False, sub: Union[int, None, str] = "default",
-             lr: Optional[float] = None):
-        """``(summary, calibration)``: :func:`seed_summary` of the training loss, test loss and
-        accuracy and final model norm (plus ``"rounds"``); ``eps=None`` is the non-private
-        baseline (calibration None), ``eps=CLIP`` the clipped, noiseless one."""
+    def config(self, eps: Optional[float], *, n: Optional[int] = None, T: Optional[int] = None,
+               K: Optional[int] = None, final_only: bool = False, sub: Union[int, None, str] = "default",
+               lr: Optional[float] = None) -> dict:
+        """The configuration of :func:`nbafl_run` that :meth:`runs` asks for (every seed's, seed aside)."""
         n, T, r = n or self.N, T or self.T, self.reading
         sub = self.subsample if sub == "default" else sub
         extra = {"rule": "clip"} if eps == CLIP else {}
-        out = seed_summary(self.store, self.seeds, N=n, T=T, eps=None if eps == CLIP else eps, delta=self.delta,
-                                 C=r.C, L=r.L_for(T), K=K, mu=r.mu, lr=lr or r.lr, local_epochs=r.local_epochs,
-                                 batch_size=r.batch_size, subsample=sub, max_test=self.max_test,
-                                 eval_every=T if final_only else 1, **extra)
-        return out, None if out["calibration"] is None else nbafl.Calibration(**out["calibration"])
+        return dict(N=n, T=T, eps=None if eps == CLIP else eps, delta=self.delta, C=r.C, L=r.L_for(T), K=K, mu=r.mu,
+                    lr=lr or r.lr, local_epochs=r.local_epochs, batch_size=r.batch_size, subsample=sub,
+                    max_test=self.max_test, eval_every=T if final_only else 1, **extra)
+
+    def runs(self, eps: Optional[float], **kw):
+        """``(summary, calibration)``: :func:`seed_summary` of the training loss, test loss and
+        accuracy and final model norm (plus ``"rounds"``); ``eps=None`` is the non-private
+        baseline (calibration None), ``eps=CLIP`` the clipped, noiseless one.  ``kw``: ``n``,
+        ``T``, ``K``, ``final_only``, ``sub``, ``lr`` (:meth:`config`)."""
+        (out,) = self.runs_many({0: dict(kw, eps=eps)}).values()
+        return out
+
+    def runs_many(self, requests: Mapping[Any, Mapping[str, Any]]) -> dict:
+        """``{key: runs(**request)}`` for every request of ``{key: request}``, every run of every
+        request in one batch (:func:`seed_summaries`: parallel workers stay busy)."""
+        outs = seed_summaries(self.store, self.seeds, {k: self.config(**req) for k, req in requests.items()})
+        return {k: (o, None if o["calibration"] is None else nbafl.Calibration(**o["calibration"])) for k, o in outs.items()}
 
     def calibration(self, eps: float, *, T: Optional[int] = None, K: Optional[int] = None) -> nbafl.Calibration:
         """The paper's calibration (:func:`fldp.papers.wei2020.algorithm.calibrate`) of the runs
@@ -185,8 +195,8 @@ class Runner:
     def final_losses(self, eps, values: Sequence[int], key: str, **kw) -> np.ndarray:
         """Final training loss (seeds x len(values)) of one run per value of ``key``
         ("T" or "K"), evaluated only at the end."""
-        return np.array([self.runs(eps, final_only=True, **{key: v}, **kw)[0]["train_loss"]["runs"][:, -1]
-                         for v in values]).T
+        got = self.runs_many({v: dict(kw, eps=eps, final_only=True, **{key: v}) for v in values})
+        return np.array([final(got[v][0]) for v in values]).T
 
 
 def final(summary) -> np.ndarray:
@@ -465,7 +475,7 @@ def fig_eps(runner: Runner, rec, *, eps_list: Sequence[float], K: Optional[int],
     numbers split each eps's gap to the non-private loss into clipping's share (clipped minus
     non-private) and the noise's (eps minus clipped), per seed."""
     base = [None, CLIP] if clip_baseline else [None]
-    groups = {eps: runner.runs(eps, K=K) for eps in [*base, *eps_list]}
+    groups = runner.runs_many({eps: dict(eps=eps, K=K) for eps in [*base, *eps_list]})
     sched = "all clients" if K is None else f"K-random, K = {K}"
     fig = curves(groups, f"{figure}: NbAFL, N = {runner.N}, T = {runner.T}, {sched}, delta = {runner.delta}\n"
                          f"reading: {runner.reading.label}", eps_label, baseline=None)
@@ -500,7 +510,7 @@ def fig_clients(runner: Runner, rec, *, eps: float, N_list: Sequence[int], m: in
     """Figs. 6-7: loss and test accuracy per round for several N, each client holding ``m``
     samples (so larger N means more data, as Remark 3 reads); returns ``(groups, check)``,
     the check being that the final loss falls as N grows."""
-    groups = {n: runner.runs(eps, n=n, sub=n * m) for n in N_list}
+    groups = runner.runs_many({n: dict(eps=eps, n=n, sub=n * m) for n in N_list})
     label = lambda n: f"N = {n}"  # noqa: E731
     fig = curves(groups, f"Figs. 6-7: NbAFL, eps = {eps}, T = {runner.T}, {m} samples per client\n"
                          f"reading: {runner.reading.label}", label, baseline=N_list[0])
@@ -528,8 +538,9 @@ def fig_T(runner: Runner, rec, *, eps_T: Sequence[float], T_list: Sequence[int],
     ``K_eps``, K-random below all clients at the largest T (gated by :func:`gate_krandom`)."""
     import matplotlib.pyplot as plt
 
-    final_T = {(eps, k): runner.final_losses(eps, T_list, "T", K=k)
-               for eps in eps_T for k in [None, K] if k is None or eps in K_eps}
+    schedules = [(eps, k) for eps in eps_T for k in [None, K] if k is None or eps in K_eps]
+    got = runner.runs_many({(eps, k, t): dict(eps=eps, K=k, T=t, final_only=True) for eps, k in schedules for t in T_list})
+    final_T = {(eps, k): np.array([final(got[eps, k, t][0]) for t in T_list]).T for eps, k in schedules}
     fig, (ax, dx) = plt.subplots(1, 2, figsize=(11, 4.2), layout="constrained")
     for (eps, k), arr in final_T.items():
         if eps in K_eps or k is None:
@@ -583,7 +594,8 @@ def fig_K(runner: Runner, rec, *, eps_K: Sequence[float], K_list: Sequence[int],
     below = [k for k in K_list if k < runner.N]
     if not below:
         raise ValueError(f"K_list={list(K_list)} is out of range: Remark 5 needs some K < N = {runner.N}")
-    sweep = {eps: runner.final_losses(eps, K_list, "K") for eps in [None, *eps_K]}
+    got = runner.runs_many({(eps, k): dict(eps=eps, K=k, final_only=True) for eps in [None, *eps_K] for k in K_list})
+    sweep = {eps: np.array([final(got[eps, k][0]) for k in K_list]).T for eps in [None, *eps_K]}
     fig, (ax, dx) = plt.subplots(1, 2, figsize=(11, 4.2), layout="constrained")
     for eps, arr in sweep.items():
         plots.mean_band(ax, K_list, arr, label=eps_label(eps), marker="o")
@@ -663,12 +675,13 @@ def krandom_map(runners: Mapping[int, Runner], rec, *, eps_list: Sequence[float]
     rows, parts = [], {}
     fig, axes = plt.subplots(1, len(runners), figsize=(5.2 * len(runners), 3.8), layout="constrained", squeeze=False)
     for ax, (L, runner) in zip(axes[0], runners.items()):
+        got = runner.runs_many({(eps, K): dict(eps=eps, K=K, final_only=True) for eps in eps_list for K in [None, *K_list]})
         for i, eps in enumerate(eps_list):
-            base = final(runner.runs(eps, final_only=True)[0])
+            base = final(got[eps, None][0])
             cal_all, diffs = runner.calibration(eps), []
             for K in K_list:
                 cal_k = runner.calibration(eps, K=K)
-                d = final(runner.runs(eps, K=K, final_only=True)[0]) - base
+                d = final(got[eps, K][0]) - base
                 active = cal_k.sigma_D > 0 and broadcast_noise(cal_k) < broadcast_noise(cal_all)
                 m, lo, hi = V.mean_interval(d)
                 rows.append({"L": L, "eps": eps, "K": K, "sigma_D all": cal_all.sigma_D, "sigma_D K-random": cal_k.sigma_D,

@@ -160,6 +160,8 @@ class Progress:
         self.finished: set[str] = set()
         self.store_root = None if store_root is None else Path(store_root)
         self._counted = 0
+        # lines without a terminal: a prediction to count against, or the runs of unknown notebooks
+        self._lines = self.total > 0 or (self.store_root is not None and bool(self._unknown()))
         self.stream = stream or sys.stderr
         self.t0, self.started = time.perf_counter(), time.time() - 1.0  # file times: 1 s of slack
         self._stop = threading.Event()
@@ -171,7 +173,7 @@ class Progress:
                             file=self.stream, dynamic_ncols=True)
             self._thread = threading.Thread(target=self._poll, args=(interval,), daemon=True)
             self._thread.start()
-        elif self.total > 0 or (self.store_root is not None and self._unknown()):
+        elif self._lines:
             self._shown = 0.0
             self._thread = threading.Thread(target=self._poll_lines, args=(line_interval,), daemon=True)
             self._thread.start()
@@ -203,14 +205,16 @@ class Progress:
 
     def _poll_lines(self, interval: float) -> None:
         while not self._stop.wait(interval):
-            if self.done_seconds() > self._shown or (self.total == 0 and self.computed() > self._counted):
-                self._line()
+            counted = self.computed() if self.total == 0 else None
+            if self.done_seconds() > self._shown or (counted is not None and counted > self._counted):
+                self._line(counted)
 
-    def _line(self) -> None:
+    def _line(self, counted: Optional[int] = None) -> None:
+        """Print the line; ``counted``: :meth:`computed`, when the caller has just counted."""
         done, spent, unknown = self.done_seconds(), time.perf_counter() - self.t0, self._unknown()
         self._shown = done
         if self.store_root is not None:
-            self._counted = self.computed()
+            self._counted = self.computed() if counted is None else counted
         runs = f"{self._counted} run(s) computed" if self.store_root is not None else ""
         if self.total == 0:  # nothing has a prediction: count the runs
             print(f"progress: {runs} after {duration(spent)}" + (f"; no ETA: {len(unknown)} notebook(s) without a "
@@ -227,7 +231,7 @@ class Progress:
         if self.bar is not None:
             self.bar.n = round(self.done_seconds())
             self.bar.refresh()
-        elif self.total > 0 or (self.store_root is not None and self.by_rel):
+        elif self._lines:
             self._line()
 
     def close(self) -> None:

@@ -9,9 +9,10 @@ read), a **verdict** (``holds``; ``fails``, only where the measurement contradic
 seed (:func:`paired_greater`, :func:`ordering`, :func:`trend`; at least :data:`MIN_SEEDS`
 seeds), argmins that account for the spread (:func:`near_best`, :func:`best_setting`), one
 claim over several settings (:func:`combine`), runs summarised over seeds (:func:`over_seeds`,
-:func:`final_values`) and power first (:func:`first` with the gates :func:`gate_diverged`,
-:func:`gate_power`, :func:`gate_resolution`).  The three-way answer and the pairing rule are
-written here in one place; scipy supplies the t and beta quantiles.
+:func:`final_values`, :func:`last_finite`) and power first (:func:`first` with the gates
+:func:`gate_diverged`, :func:`gate_untrained`, :func:`gate_power`, :func:`gate_resolution`).
+The three-way answer and the one paired rule (both ways, beyond a minimum material effect that
+each claim states) are written here in one place; scipy supplies the t and beta quantiles.
 """
 from __future__ import annotations
 
@@ -24,10 +25,11 @@ import numpy as np
 from fldp import validate
 
 __all__ = [
-    "KINDS", "SETTINGS", "VERDICTS", "REASONS", "REASON_ORDER", "MIN_SEEDS", "LEVEL", "Verdict",
+    "KINDS", "SETTINGS", "VERDICTS", "REASONS", "REASON_ORDER", "MIN_SEEDS", "LEVEL", "Verdict", "Claim",
+    "catalogue",
     "holds_if", "inconclusive", "first", "combine", "negate", "mean_interval", "paired_greater",
     "ordering", "trend", "near_best", "best_setting", "grid_neighbours", "over_seeds",
-    "final_values", "best_of", "equivalent", "gate_diverged", "untrained_accuracy", "untrained",
+    "final_values", "best_of", "equivalent", "gate_diverged", "untrained_accuracy", "untrained", "last_finite",
     "gate_untrained", "clopper_pearson", "gate_power", "gate_resolution", "not_run"
 ]
 
@@ -45,16 +47,20 @@ SETTINGS = {
 }
 #: The three verdicts a check can reach.
 VERDICTS = ("holds", "fails", "inconclusive")
-#: Why a check is inconclusive: one reason each, by key.
+#: Why a check is inconclusive: one reason each, by key, saying what happened.
 REASONS = {
-    "no-power": "the experiment cannot show the effect (e.g. an attack at chance on the unprotected model)",
-    "diverged": "a compared run diverged",
-    "resolution": "beyond what the audit or the grid can resolve",
-    "spread": "the difference is inside the seed-to-seed spread (or too few seeds to tell)",
     "not-run": "data or hardware absent",
+    "diverged": "a compared run's numbers are not finite (it blew up), where the claim is not about stability",
+    "untrained": "a compared run is finite but below the floor stated with the claim (chance plus a margin, "
+                 "or the majority class), where a low value is neither what the claim predicts nor what refutes it",
+    "no-power": "the measurement could not have shown the effect (e.g. an attack at chance on the unprotected model)",
+    "resolution": "the instrument cannot resolve it (an audit bound capped by its trials, a grid coarser than "
+                  "the effect)",
+    "spread": "the interval of the paired difference reaches inside the minimum material effect (or fewer "
+              "than 5 seeds)",
 }
 #: When parts of one claim are open for several reasons, the one reported (the most basic first).
-REASON_ORDER = ("not-run", "diverged", "no-power", "resolution", "spread")
+REASON_ORDER = ("not-run", "diverged", "untrained", "no-power", "resolution", "spread")
 #: Orderings are judged on at least this many paired seeds.
 MIN_SEEDS = 5
 LEVEL = 0.95
@@ -85,6 +91,63 @@ class Verdict:
     def label(self) -> str:
         """``holds``, ``fails`` or ``inconclusive: <reason>``."""
         return self.verdict if self.reason is None else f"{self.verdict}: {self.reason}"
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claim's fixed text, as it lives in its paper's catalogue (``fldp/papers/<p>/claims.py``):
+    ``id``; ``statement``; ``kind`` (:data:`KINDS`) with ``source`` (the paper's sentence or
+    equation, required for a paper claim); ``setting`` (:data:`SETTINGS`) with ``setting_note``
+    (what was reduced, or which reading; required unless the paper's own); ``falsifier`` (the
+    measurement that would make the check fail; a check that cannot fail is a number, not a
+    claim); ``min_effect`` (the smallest difference the claim counts as material, in
+    ``units``; ``None`` where the check is not a comparison).  A notebook records it with its
+    verdict and measurement: ``rec.claim(catalogue.fig7_practical, verdict=..., measured=...)``."""
+
+    id: str
+    statement: str
+    kind: str
+    setting: str
+    falsifier: str
+    source: str = ""
+    setting_note: str = ""
+    min_effect: Optional[float] = None
+    units: str = ""
+
+    def __post_init__(self):
+        where = f"claim {self.id!r}"
+        if not str(self.id).strip() or not str(self.statement).strip():
+            raise ValueError(f"{where}: id and statement must not be empty")
+        if self.kind not in KINDS:
+            raise ValueError(f"{where}: kind={self.kind!r} is out of range: kind must be one of {list(KINDS)}")
+        if self.setting not in SETTINGS:
+            raise ValueError(f"{where}: setting={self.setting!r} is out of range: setting must be one of "
+                             f"{list(SETTINGS)}")
+        if self.kind == "paper" and not str(self.source).strip():
+            raise ValueError(f"{where}: a paper claim needs source= (the sentence or equation it cites)")
+        if self.setting != "paper" and not str(self.setting_note).strip():
+            raise ValueError(f"{where}: setting={self.setting!r} needs setting_note= (what was reduced, or which "
+                             "reading)")
+        if not str(self.falsifier).strip():
+            raise ValueError(f"{where}: falsifier= must say which measurement would make the check fail (a check "
+                             "that cannot fail is not a claim: report the number instead)")
+        if self.min_effect is not None:
+            _nonneg(self.min_effect)
+            if not str(self.units).strip():
+                raise ValueError(f"{where}: min_effect={self.min_effect!r} needs units= (e.g. 'accuracy, as a "
+                                 "fraction')")
+
+
+def catalogue(namespace: Mapping[str, Any]) -> dict[str, Claim]:
+    """The :class:`Claim` s of a catalogue module's ``namespace`` (``catalogue(globals())``) by
+    id; two entries with one id are an error (one cause, one claim)."""
+    out: dict[str, Claim] = {}
+    for v in namespace.values():
+        if isinstance(v, Claim):
+            if v.id in out and out[v.id] is not v:
+                raise ValueError(f"claim id {v.id!r} is in the catalogue twice: one cause is one claim")
+            out[v.id] = v
+    return out
 
 
 def holds_if(condition: bool, *, why: str = "", stats: Optional[Mapping[str, Any]] = None) -> Verdict:
@@ -178,47 +241,72 @@ def mean_interval(values: Any, *, level: float = LEVEL) -> tuple[float, float, f
     return m, m - half, m + half
 
 
-def _sign_test(d: np.ndarray, *, claim: str, min_seeds: int, level: float) -> Verdict:
-    """The paired rule on differences ``d`` (claimed > 0)."""
-    m, lo, hi = mean_interval(d, level=level) if np.all(np.isfinite(d)) else (math.nan, math.nan, math.nan)
-    stats = {"n": int(d.size), "mean_diff": m, "ci": [lo, hi], "positive": int((d > 0).sum())}
-    if not np.all(np.isfinite(d)):
+def _nonneg(min_effect: Any) -> float:
+    try:
+        x = float(min_effect)
+    except (TypeError, ValueError):
+        raise ValueError(f"min_effect={min_effect!r} is out of range: min_effect must be a number >= 0 (the "
+                         "smallest difference the claim counts as material, in the measurement's units)") from None
+    if not (math.isfinite(x) and x >= 0):
+        raise ValueError(f"min_effect={min_effect!r} is out of range: min_effect must be a finite number >= 0")
+    return x
+
+
+def _paired_rule(d: np.ndarray, *, claim: str, min_effect: float, min_seeds: int, level: float) -> Verdict:
+    """The one paired rule, both ways, on differences ``d`` (claimed materially > 0).
+
+    With the ``level`` t-interval [lo, hi] of mean(d) over at least ``min_seeds`` seeds and the
+    claim's minimum material effect delta >= 0: **holds** when lo > delta (the difference is
+    material beyond the spread), **fails** when hi < -delta (the opposite difference is), and
+    otherwise ``inconclusive: spread``.  Swapping the compared groups negates d, so it swaps
+    holds and fails.  The number of seeds with d > 0 is reported, not required.  A difference
+    that is not finite is ``inconclusive: diverged``."""
+    finite = bool(np.all(np.isfinite(d)))
+    m, lo, hi = mean_interval(d, level=level) if finite else (math.nan, math.nan, math.nan)
+    stats = {"n": int(d.size), "mean_diff": m, "ci": [lo, hi], "min_effect": min_effect,
+             "positive": int((d > 0).sum()), "negative": int((d < 0).sum())}
+    if not finite:
         return inconclusive("diverged", f"{claim}: a paired difference is not finite", stats=stats)
     if d.size < min_seeds:
         return inconclusive("spread", f"{claim}: {d.size} paired seed(s) < {min_seeds}, the spread cannot be "
                                       f"judged (mean difference {m:.4g})", stats=stats)
-    ci = f"mean difference {m:.4g}, {level:.0%} CI [{lo:.4g}, {hi:.4g}], {stats['positive']}/{d.size} seeds > 0"
-    if lo > 0 and stats["positive"] == d.size:
+    ci = (f"mean difference {m:.4g}, {level:.0%} CI [{lo:.4g}, {hi:.4g}] against a material effect of "
+          f"{min_effect:.4g}; {stats['positive']}/{d.size} seeds > 0")
+    if lo > min_effect:
         return Verdict("holds", None, f"{claim}: {ci}", stats)
-    if hi < 0:
+    if hi < -min_effect:
         return Verdict("fails", None, f"{claim} contradicted: {ci}", stats)
     return inconclusive("spread", f"{claim}: {ci}", stats=stats)
 
 
-def paired_greater(a: Any, b: Any, *, labels: Sequence[str] = ("a", "b"), min_seeds: int = MIN_SEEDS,
-                   level: float = LEVEL) -> Verdict:
-    """Claim: ``a > b``, judged on the per-seed differences ``a_s - b_s`` (``a`` and ``b``
-    hold one value per seed, in the same seed order).
+def paired_greater(a: Any, b: Any, *, min_effect: float, labels: Sequence[str] = ("a", "b"),
+                   min_seeds: int = MIN_SEEDS, level: float = LEVEL) -> Verdict:
+    """Claim: ``a > b`` by at least ``min_effect`` (in the measurement's units: 0.005 for half an
+    accuracy point), judged on the per-seed differences ``a_s - b_s`` (``a`` and ``b`` hold one
+    value per seed, in the same seed order).
 
     Paired by seed: runs that share a seed share their data split, initial model, selection,
     batches and noise streams (:mod:`fldp.seeding`), so two settings are compared through the
-    per-seed differences d_s = a_s - b_s.  ``a > b`` **holds** when every d_s > 0 and the 95 %
-    t-interval of mean(d) excludes 0; it **fails** when that interval lies entirely below 0;
-    anything else is ``inconclusive: spread``.  Fewer than :data:`MIN_SEEDS` pairs is
-    ``inconclusive: spread`` too (the spread cannot be estimated)."""
+    per-seed differences d_s = a_s - b_s.  One rule both ways (:func:`_paired_rule`): **holds**
+    when the 95 % t-interval of mean(d) lies above ``min_effect``, **fails** when it lies below
+    ``-min_effect``, anything else is ``inconclusive: spread`` (so is fewer than
+    :data:`MIN_SEEDS` pairs).  ``paired_greater(b, a)`` swaps holds and fails."""
     x, y = _as_pairs(a, b, "paired_greater")
-    return _sign_test(x - y, claim=f"{labels[0]} > {labels[1]}", min_seeds=min_seeds, level=level)
+    return _paired_rule(x - y, claim=f"{labels[0]} > {labels[1]}", min_effect=_nonneg(min_effect),
+                        min_seeds=min_seeds, level=level)
 
 
-def ordering(groups: Sequence[Any], labels: Sequence[str], *, min_seeds: int = MIN_SEEDS,
+def ordering(groups: Sequence[Any], labels: Sequence[str], *, min_effect: float, min_seeds: int = MIN_SEEDS,
              level: float = LEVEL) -> Verdict:
-    """Claim: ``groups[0] > groups[1] > ...`` (each a per-seed sample, same seeds).  Holds
-    when every consecutive pair holds (:func:`paired_greater`), fails when any pair fails
-    (its interval lies on the wrong side), else ``inconclusive`` with the first pair's reason."""
+    """Claim: ``groups[0] > groups[1] > ...`` (each a per-seed sample, same seeds), every step
+    by at least ``min_effect``.  Holds when every consecutive pair holds
+    (:func:`paired_greater`), fails when any pair fails (its interval lies below
+    ``-min_effect``), else ``inconclusive`` with the open pairs' first reason in
+    :data:`REASON_ORDER`."""
     if len(groups) < 2 or len(groups) != len(labels):
         raise ValueError(f"ordering needs at least two groups and one label each, got {len(groups)} groups "
                          f"and {len(labels)} labels")
-    pairs = [paired_greater(a, b, labels=(la, lb), min_seeds=min_seeds, level=level)
+    pairs = [paired_greater(a, b, labels=(la, lb), min_effect=min_effect, min_seeds=min_seeds, level=level)
              for a, b, la, lb in zip(groups, groups[1:], labels, labels[1:])]
     stats = {"pairs": {f"{la} > {lb}": {"verdict": p.label, **p.stats}
                        for p, la, lb in zip(pairs, labels, labels[1:])},
@@ -230,16 +318,18 @@ def ordering(groups: Sequence[Any], labels: Sequence[str], *, min_seeds: int = M
     if all(p.verdict == "holds" for p in pairs):
         return Verdict("holds", None, f"{claim}: every consecutive pair holds on paired seeds", stats)
     open_ = [p for p in pairs if p.verdict == "inconclusive"]
-    reason = "diverged" if any(p.reason == "diverged" for p in open_) else "spread"
-    return inconclusive(reason, f"{claim}: " + "; ".join(p.why for p in open_), stats=stats)
+    reason = min((p.reason for p in open_), key=REASON_ORDER.index)
+    return inconclusive(reason, f"{claim}: " + "; ".join(p.why for p in open_ if p.reason == reason), stats=stats)
 
 
-def trend(x: Sequence[float], runs: Any, *, direction: str, min_seeds: int = MIN_SEEDS,
+def trend(x: Sequence[float], runs: Any, *, direction: str, min_effect: float, min_seeds: int = MIN_SEEDS,
           level: float = LEVEL) -> Verdict:
-    """Claim: y rises (``direction="increasing"``) or falls (``"decreasing"``) with ``x``.
-    ``runs[s, j]`` is seed s's value at ``x[j]``; each seed's least-squares slope is the paired
-    statistic (holds when every slope has the claimed sign and the interval of their mean
-    excludes 0; fails when it lies on the other side)."""
+    """Claim: y rises (``direction="increasing"``) or falls (``"decreasing"``) with ``x`` by at
+    least ``min_effect`` across the measured range.  ``runs[s, j]`` is seed s's value at
+    ``x[j]``; the paired statistic is each seed's least-squares slope times the range of x (the
+    fitted change from the smallest to the largest x, in y's units), judged by the one paired
+    rule (:func:`paired_greater`'s): holds when its interval lies beyond ``min_effect`` in the
+    claimed direction, fails when beyond it in the other."""
     if direction not in ("increasing", "decreasing"):
         raise ValueError(f"direction={direction!r} is out of range: direction must be 'increasing' or 'decreasing'")
     xs = np.asarray(x, dtype=float).ravel()
@@ -249,45 +339,52 @@ def trend(x: Sequence[float], runs: Any, *, direction: str, min_seeds: int = MIN
     xc = xs - xs.mean()
     slopes = (r - r.mean(axis=1, keepdims=True)) @ xc / float(xc @ xc)
     sign = 1.0 if direction == "increasing" else -1.0
-    v = _sign_test(sign * slopes, claim=f"y {direction} in x", min_seeds=min_seeds, level=level)
+    change = sign * slopes * float(xs.max() - xs.min())
+    v = _paired_rule(change, claim=f"y {direction} in x (fitted change over x in [{xs.min():g}, {xs.max():g}])",
+                     min_effect=_nonneg(min_effect), min_seeds=min_seeds, level=level)
     return Verdict(v.verdict, v.reason, v.why, {**v.stats, "slopes": slopes.tolist()})
 
 
-def near_best(runs: Any, labels: Sequence[Any], *, minimise: bool = True,
+def near_best(runs: Any, labels: Sequence[Any], *, min_effect: float, minimise: bool = True,
               level: float = LEVEL) -> tuple[Any, list]:
-    """``(best, near)``: the label with the best mean, and every label whose paired
-    difference to it is not significantly worse (its interval reaches 0), best included."""
+    """``(best, near)``: the label with the best mean, and every label that is not materially
+    worse than it: the interval of its paired difference to the best does not lie beyond
+    ``min_effect`` (best included).  A column with a value that is not finite is never near."""
+    delta = _nonneg(min_effect)
     r = np.atleast_2d(np.asarray(runs, dtype=float))
     if r.shape[1] != len(labels):
         raise ValueError(f"runs must have one column per label (got shape {r.shape} for {len(labels)} labels)")
     y = r if minimise else -r
-    best = int(np.argmin(y.mean(axis=0)))
+    means = np.where(np.all(np.isfinite(y), axis=0), y.mean(axis=0), np.inf)
+    best = int(np.argmin(means))
     near = []
     for j in range(len(labels)):
         d = y[:, j] - y[:, best]
-        lo = mean_interval(d, level=level)[1] if np.all(np.isfinite(d)) else -math.inf
-        if j == best or not lo > 0:
+        lo = mean_interval(d, level=level)[1] if np.all(np.isfinite(d)) else math.inf
+        if j == best or not lo > delta:
             near.append(labels[j])
     return labels[best], near
 
 
-def best_setting(runs: Any, labels: Sequence[Any], *, claimed: Union[Any, Iterable[Any]], minimise: bool = True,
-                 min_seeds: int = MIN_SEEDS, level: float = LEVEL) -> Verdict:
+def best_setting(runs: Any, labels: Sequence[Any], *, claimed: Union[Any, Iterable[Any]], min_effect: float,
+                 minimise: bool = True, min_seeds: int = MIN_SEEDS, level: float = LEVEL) -> Verdict:
     """Claim: the optimum (minimum, or maximum with ``minimise=False``) over ``labels`` lies
     in ``claimed`` (one label or a collection, e.g. the grid points next to a paper's T*).
-    ``runs[s, j]``: seed s's value at ``labels[j]``.  Holds when the near-best set
-    (:func:`near_best`) lies inside ``claimed``; fails when they are disjoint; otherwise
-    ``inconclusive: spread``."""
+    ``runs[s, j]``: seed s's value at ``labels[j]``.  The argmin accounts for the spread: the
+    near-best set (:func:`near_best`: not materially worse than the best mean, beyond the
+    spread) decides.  Holds when it lies inside ``claimed``; fails when they are disjoint;
+    otherwise ``inconclusive: spread``."""
     claimed_set = list(claimed) if isinstance(claimed, (list, tuple, set, frozenset)) else [claimed]
     unknown = [c for c in claimed_set if c not in list(labels)]
     if unknown:
         raise ValueError(f"claimed={unknown!r} is out of range: claimed settings must be among labels {list(labels)}")
     r = np.atleast_2d(np.asarray(runs, dtype=float))
-    stats = {"n": int(r.shape[0]), "claimed": claimed_set,
+    stats = {"n": int(r.shape[0]), "claimed": claimed_set, "min_effect": _nonneg(min_effect),
              "means": {str(lab): float(m) for lab, m in zip(labels, r.mean(axis=0))}}
     if not np.all(np.isfinite(r)):
-        return inconclusive("diverged", "a compared run is not finite", stats=stats)
-    best, near = near_best(r, labels, minimise=minimise, level=level)
+        bad = [str(lab) for lab, ok in zip(labels, np.all(np.isfinite(r), axis=0)) if not ok]
+        return inconclusive("diverged", f"runs at {bad} are not finite", stats=stats)
+    best, near = near_best(r, labels, minimise=minimise, min_effect=min_effect, level=level)
     stats.update(best=best, near_best=near)
     what = "minimum" if minimise else "maximum"
     if r.shape[0] < min_seeds:
@@ -367,7 +464,7 @@ def final_values(summary: Mapping[str, Any], key: str) -> np.ndarray:
 
 
 def best_of(summaries: Mapping[Any, Mapping[str, Any]], claimed: Sequence[Any], *, key: str,
-            minimise: bool, min_seeds: int = MIN_SEEDS) -> Verdict:
+            minimise: bool, min_effect: float, min_seeds: int = MIN_SEEDS) -> Verdict:
     """:func:`best_setting` over ``summaries`` (``{label: summary over the same seeds}``) on
     the final ``key``; an empty ``claimed`` (e.g. a grid without interior points) is
     ``inconclusive: resolution``."""
@@ -375,7 +472,8 @@ def best_of(summaries: Mapping[Any, Mapping[str, Any]], claimed: Sequence[Any], 
         return inconclusive("resolution", "no claimed setting on the grid (e.g. a grid without interior points)")
     labels = list(summaries)
     runs = np.stack([final_values(summaries[k], key) for k in labels], axis=1)
-    return best_setting(runs, labels, claimed=list(claimed), minimise=minimise, min_seeds=min_seeds)
+    return best_setting(runs, labels, claimed=list(claimed), minimise=minimise, min_effect=min_effect,
+                        min_seeds=min_seeds)
 
 
 def equivalent(a: Any, b: Any, *, margin: float, labels: Sequence[str] = ("a", "b"),
@@ -406,7 +504,10 @@ def equivalent(a: Any, b: Any, *, margin: float, labels: Sequence[str] = ("a", "
 
 def gate_diverged(diverged: Mapping[str, Any]) -> Optional[Verdict]:
     """``inconclusive: diverged`` when any compared run diverged (``{label: diverged}``; a
-    run counts as diverged when its value is true: a bool, or the round it diverged at)."""
+    run counts as diverged when its value is true: a bool, or the round it diverged at, which
+    the engine records when a round's uploads are not finite).  Only for claims about something
+    else than stability, and only when :func:`last_finite` cannot stand in for the final model:
+    where the claim is about stability the blow-up is its evidence."""
     bad = [str(k) for k, v in diverged.items() if v is not None and v is not False]
     if bad:
         return inconclusive("diverged", f"compared run(s) diverged: {', '.join(bad)}",
@@ -426,15 +527,44 @@ def untrained(acc: float, *, chance: float) -> bool:
     return not math.isfinite(acc) or acc < untrained_accuracy(chance)
 
 
-def gate_untrained(finals: Mapping[str, Any], *, limit: float, higher_is_better: bool) -> Optional[Verdict]:
-    """``inconclusive: diverged`` when some seed of some compared setting (``{label: final
-    values}``) ends not finite or on the wrong side of ``limit`` (e.g. a loss above the uniform
-    predictor's ln(classes), an accuracy below :func:`untrained_accuracy`): a comparison with a
-    model that did not train says nothing about the claim."""
-    def bad(v):
-        x = np.asarray(v, dtype=float)
-        return not np.all(np.isfinite(x)) or bool(np.any(x < limit if higher_is_better else x > limit))
-    return gate_diverged({k: bad(v) for k, v in finals.items()})
+def gate_untrained(finals: Mapping[str, Any], *, floor: float, higher_is_better: bool,
+                   what: str = "the stated floor") -> Optional[Verdict]:
+    """``inconclusive: untrained`` when some seed of some compared setting (``{label: final
+    values}``) ends finite but on the wrong side of ``floor`` (an accuracy below
+    :func:`untrained_accuracy` or the majority class, a loss above the uniform predictor's
+    ln(classes)); ``inconclusive: diverged`` when a value is not finite.  Use it only where a
+    low value is neither what the claim predicts nor what would refute it ("smaller eps is
+    worse", "Laplace is very poor", "stable under dropout" need no gate: the low value *is* the
+    evidence).  ``what`` names the floor in the verdict."""
+    floor = float(floor)
+    nonfinite, below = [], {}
+    for k, v in finals.items():
+        x = np.asarray(v, dtype=float).ravel()
+        if not np.all(np.isfinite(x)):
+            nonfinite.append(str(k))
+        elif np.any(x < floor if higher_is_better else x > floor):
+            below[str(k)] = float(x.min() if higher_is_better else x.max())
+    if nonfinite:
+        return inconclusive("diverged", f"compared run(s) not finite: {', '.join(nonfinite)}",
+                            stats={"diverged": nonfinite})
+    if below:
+        side = "below" if higher_is_better else "above"
+        return inconclusive("untrained", f"compared run(s) end {side} {what} {floor:.4g}: "
+                            + ", ".join(f"{k} (worst seed {v:.4g})" for k, v in below.items()),
+                            stats={"untrained": below, "floor": floor})
+    return None
+
+
+def last_finite(curves: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``(values, rounds)``: each seed's last finite value of its curve (``curves[s, t]``; a run
+    that diverged has NaN or inf after its last good evaluation) and the index it was taken at
+    (-1 and NaN where a seed has no finite value).  Judge a claim about the final model of a run
+    that blew up on its last finite evaluation, and say so in the verdict."""
+    c = np.atleast_2d(np.asarray(curves, dtype=float))
+    ok = np.isfinite(c)
+    idx = np.where(ok.any(axis=1), c.shape[1] - 1 - np.argmax(ok[:, ::-1], axis=1), -1)
+    vals = np.array([c[s, i] if i >= 0 else np.nan for s, i in enumerate(idx)], dtype=float)
+    return vals, idx
 
 
 def clopper_pearson(successes: int, trials: int, *, alpha: float = 1 - LEVEL) -> tuple[float, float]:

@@ -120,7 +120,7 @@ def test_claim_records_kind_setting_verdict_and_falsifier(output_dir: Path, caps
     rec = results.Recorder("toy", "claims", quick=True)
     label = rec.claim("Remark 2", "loss falls as eps grows", kind="paper", source="Remark 2, Sec. V-A",
                       setting="reading", setting_note="C = 200, L = 1",
-                      verdict=V.paired_greater([2, 3, 4, 5, 6], [1, 1, 1, 1, 1]),
+                      verdict=V.paired_greater([2, 3, 4, 5, 6], [1, 1, 1, 1, 1], min_effect=0.5),
                       falsifier="a paired loss difference below 0", measured={"n": 5})
     assert label == "holds"
     assert rec.claim("x", "tie", kind="diagnostic", setting="paper", verdict="inconclusive", reason="spread",
@@ -134,6 +134,35 @@ def test_claim_records_kind_setting_verdict_and_falsifier(output_dir: Path, caps
     assert "[HOLDS] Remark 2 (paper, setting: reading)" in out and "[INCONCLUSIVE: SPREAD] x" in out
     rec.save()
     assert "1 holds, 0 fails, 1 inconclusive" in capsys.readouterr().out
+
+
+def test_a_catalogue_claim_carries_its_fixed_text(output_dir: Path, capsys):
+    from fldp import verdicts as V
+    entry = V.Claim("Fig. 7: Gaussian practical", "Gaussian beats Laplace in accuracy", kind="paper",
+                    source="Sec. VII: 'the Gaussian mechanism is practical'", setting="reduced",
+                    setting_note="5 seeds (the paper: 10)", falsifier="Laplace more accurate on paired seeds",
+                    min_effect=0.005, units="test accuracy, as a fraction")
+    rec = results.Recorder("toy", "claims", quick=True)
+    label = rec.claim(entry, verdict=V.paired_greater([0.108] * 5, [0.182] * 5, min_effect=entry.min_effect),
+                      measured={"gaussian": 0.108, "laplace": 0.182}, detail="eps = 0.1")
+    c = rec.claims[0]
+    assert label == "fails" and c["id"] == "Fig. 7: Gaussian practical" and c["kind"] == "paper"
+    assert c["setting_note"] == "5 seeds (the paper: 10); eps = 0.1"
+    assert (c["min_effect"], c["units"]) == (0.005, "test accuracy, as a fraction")
+    assert c["falsifier"] == "Laplace more accurate on paired seeds"
+    with pytest.raises(TypeError, match="the catalogue entry carries the fixed text"):
+        rec.claim(entry, "another statement", verdict="holds")
+    with pytest.raises(ValueError, match="recorded twice"):
+        rec.claim(entry, verdict="holds")
+    with pytest.raises(ValueError, match="needs units="):
+        V.Claim("x", "s", kind="derived", setting="paper", falsifier="f", min_effect=0.1)
+    with pytest.raises(ValueError, match="min_effect=-1 is out of range"):
+        V.Claim("x", "s", kind="derived", setting="paper", falsifier="f", min_effect=-1, units="u")
+    one = V.Claim("x", "s", kind="derived", setting="paper", falsifier="f")
+    two = V.Claim("x", "t", kind="derived", setting="paper", falsifier="f")
+    assert V.catalogue({"a": one, "n": 3}) == {"x": one}
+    with pytest.raises(ValueError, match="in the catalogue twice"):
+        V.catalogue({"a": one, "b": two})
 
 
 @pytest.mark.parametrize("kw, match", [

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from fldp import verdicts as V
 
@@ -22,72 +23,113 @@ def test_mean_interval_hand_values():
         V.mean_interval([1.0, float("nan")])
 
 
-def test_paired_greater_holds_fails_and_ties():
+def test_paired_greater_one_rule_both_ways_hand_values():
     base = np.array([0.30, 0.25, 0.41, 0.36, 0.28])
-    v = V.paired_greater(base + SEEDS5 / 100, base, labels=("eps 50", "eps 100"))
+    d = np.array([0.010, 0.012, 0.008, 0.011, 0.009])
+    # mean 0.010, sd 0.0015811, se 0.00070711, t(0.975, 4) 2.77645: CI [0.0080368, 0.0119632]
+    v = V.paired_greater(base + d, base, min_effect=0.005, labels=("eps 100", "eps 50"))
     assert v.verdict == "holds" and v.stats["n"] == 5 and v.stats["positive"] == 5
-    assert v.stats["ci"][0] == pytest.approx(0.0103676, abs=1e-6)
-    # counter-example: the claimed larger side is smaller on every seed
-    assert V.paired_greater(base, base + SEEDS5 / 100).verdict == "fails"
-    # tie: differences of both signs, interval across 0
-    tie = V.paired_greater(base + np.array([0.01, -0.01, 0.02, -0.02, 0.0]), base)
-    assert tie.verdict == "inconclusive" and tie.reason == "spread"
-    # a large, consistent difference on too few seeds stays inconclusive
-    few = V.paired_greater(base[:3] + 1.0, base[:3])
+    assert v.stats["ci"] == pytest.approx([0.0080368, 0.0119632], abs=1e-6)
+    assert v.stats["min_effect"] == 0.005 and "eps 100 > eps 50" in v.why
+    # the same interval is not material beyond 0.009: open both ways
+    assert V.paired_greater(base + d, base, min_effect=0.009).label == "inconclusive: spread"
+    # swapped: the same criterion refutes the claim
+    assert V.paired_greater(base, base + d, min_effect=0.005).verdict == "fails"
+    assert V.paired_greater(base, base + d, min_effect=0.0085).label == "inconclusive: spread"
+    # seeds that disagree are reported, not required: 4 of 5 agree, mean 0.023, CI [0.003565, 0.042435]
+    some = np.array([0.03, 0.03, 0.03, 0.03, -0.005])
+    h = V.paired_greater(base + some, base, min_effect=0.0)
+    assert h.verdict == "holds" and (h.stats["positive"], h.stats["negative"]) == (4, 1)
+    assert h.stats["ci"][0] == pytest.approx(0.003565, abs=1e-5)
+    assert V.paired_greater(base + some, base, min_effect=0.005).label == "inconclusive: spread"
+    assert V.paired_greater(base, base + some, min_effect=0.0).verdict == "fails"  # 9 of 10 can refute and confirm
+    # a tiny but consistent difference is not material: a 0.0023 gap cannot decide a claim at 0.005
+    assert V.paired_greater(base + 0.0023 + d / 100, base, min_effect=0.005).label == "inconclusive: spread"
+    # tie, too few seeds, not finite
+    tie = V.paired_greater(base + np.array([0.01, -0.01, 0.02, -0.02, 0.0]), base, min_effect=0.0)
+    assert tie.label == "inconclusive: spread"
+    few = V.paired_greater(base[:3] + 1.0, base[:3], min_effect=0.0)
     assert few.label == "inconclusive: spread" and "3 paired seed(s) < 5" in few.why
-    # pairing matters: the seed-to-seed spread (0.25-0.41) dwarfs the gap, the paired difference does not
-    assert V.paired_greater(base + 0.002 + SEEDS5 / 10000, base).verdict == "holds"
-    # all positive but the interval reaches 0 (one seed barely positive, large spread): not enough
-    assert V.paired_greater(base + np.array([1e-6, 1e-6, 1e-6, 1e-6, 3.0]), base).label == "inconclusive: spread"
-    # a diverged run
-    assert V.paired_greater(base + [np.inf, 0, 0, 0, 0], base).label == "inconclusive: diverged"
+    assert V.paired_greater(base + [np.inf, 0, 0, 0, 0], base, min_effect=0.0).label == "inconclusive: diverged"
+    with pytest.raises(ValueError, match="min_effect=-0.1 is out of range"):
+        V.paired_greater(base, base, min_effect=-0.1)
+    with pytest.raises(TypeError, match="min_effect"):
+        V.paired_greater(base, base)  # every claim states its material effect
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(-1.0, 1.0), min_size=5, max_size=12), st.floats(0.0, 0.3))
+def test_swapping_the_compared_groups_swaps_holds_and_fails(diffs, min_effect):
+    a = np.asarray(diffs)
+    b = np.zeros_like(a)
+    one, other = V.paired_greater(a, b, min_effect=min_effect), V.paired_greater(b, a, min_effect=min_effect)
+    swap = {"holds": "fails", "fails": "holds", "inconclusive": "inconclusive"}
+    assert other.verdict == swap[one.verdict] and other.reason == one.reason
 
 
 def test_ordering_needs_every_pair():
     a = np.array([3.0, 3.1, 2.9, 3.2, 3.0])
     b, c = a - 0.5 - SEEDS5 / 100, a - 1.0 - SEEDS5 / 50
-    assert V.ordering([a, b, c], ["a", "b", "c"]).verdict == "holds"
-    failed = V.ordering([a, c, b], ["a", "c", "b"])  # c < b on every seed
+    assert V.ordering([a, b, c], ["a", "b", "c"], min_effect=0.1).verdict == "holds"
+    assert V.ordering([a, b, c], ["a", "b", "c"], min_effect=0.6).label == "inconclusive: spread"
+    failed = V.ordering([a, c, b], ["a", "c", "b"], min_effect=0.1)  # c < b on every seed
     assert failed.verdict == "fails" and "c > b contradicted" in failed.why
-    tie = V.ordering([a, b, b + np.array([0.01, -0.01, 0.0, 0.02, -0.02])], ["a", "b", "b'"])
+    tie = V.ordering([a, b, b + np.array([0.01, -0.01, 0.0, 0.02, -0.02])], ["a", "b", "b'"], min_effect=0.0)
     assert tie.label == "inconclusive: spread" and tie.stats["pairs"]["a > b"]["verdict"] == "holds"
+    nan = V.ordering([a, b, c + [np.nan, 0, 0, 0, 0]], ["a", "b", "c"], min_effect=0.0)
+    assert nan.label == "inconclusive: diverged"
 
 
-def test_trend_on_per_seed_slopes():
+def test_trend_on_each_seeds_fitted_change():
     x = [10, 20, 50, 100]
     rng = np.random.default_rng(0)
     level = rng.normal(0, 0.3, size=(5, 1))          # each seed its own level: the spread
     falling = level + np.array([0.50, 0.45, 0.40, 0.30]) + rng.normal(0, 0.005, size=(5, 4))
-    assert V.trend(x, falling, direction="decreasing").verdict == "holds"
-    assert V.trend(x, falling, direction="increasing").verdict == "fails"
+    v = V.trend(x, falling, direction="decreasing", min_effect=0.1)
+    assert v.verdict == "holds"
+    # the statistic is the slope times the range of x: about 0.2 over x in [10, 100]
+    assert v.stats["mean_diff"] == pytest.approx(-np.mean(v.stats["slopes"]) * 90)
+    assert 0.18 < v.stats["mean_diff"] < 0.23
+    assert V.trend(x, falling, direction="decreasing", min_effect=0.3).label == "inconclusive: spread"
+    assert V.trend(x, falling, direction="increasing", min_effect=0.1).verdict == "fails"
+    # hand values: two x, seed changes 1, 2, 3, 4, 5 -> mean 3, CI [1.03676, 4.96324]
+    two = np.stack([np.zeros(5), SEEDS5], axis=1)
+    h = V.trend([0, 1], two, direction="increasing", min_effect=1.0)
+    assert h.verdict == "holds" and h.stats["ci"] == pytest.approx([1.03676, 4.96324], abs=1e-4)
+    assert V.trend([0, 1], two, direction="increasing", min_effect=1.1).label == "inconclusive: spread"
     tie = level + np.array([[0.1, 0.0, 0.0, 0.1], [0.0, 0.1, 0.1, 0.0], [0.1, 0.0, 0.0, 0.1],
                             [0.0, 0.1, 0.1, 0.0], [0.05, 0.05, 0.05, 0.05]])
-    assert V.trend([1, 2, 3, 4], tie, direction="decreasing").label == "inconclusive: spread"
+    assert V.trend([1, 2, 3, 4], tie, direction="decreasing", min_effect=0.0).label == "inconclusive: spread"
     with pytest.raises(ValueError, match="direction='down'"):
-        V.trend(x, falling, direction="down")
+        V.trend(x, falling, direction="down", min_effect=0.0)
 
 
 def test_best_setting_accounts_for_the_spread():
     T = [5, 10, 20, 50]
     level = np.array([[0.0], [0.2], [-0.1], [0.1], [0.3]])
     clear = level + np.array([0.50, 0.30, 0.40, 0.60]) + SEEDS5[:, None] / 1000
-    v = V.best_setting(clear, T, claimed=10)
+    v = V.best_setting(clear, T, claimed=10, min_effect=0.01)
     assert v.verdict == "holds" and v.stats["near_best"] == [10]
-    assert V.best_setting(clear, T, claimed=[20, 50]).verdict == "fails"     # counter-example
+    assert V.best_setting(clear, T, claimed=[20, 50], min_effect=0.01).verdict == "fails"     # counter-example
+    # a material effect larger than the gap (0.1 to T = 20) makes 20 near-best
+    wide = V.best_setting(clear, T, claimed=10, min_effect=0.15)
+    assert wide.label == "inconclusive: spread" and wide.stats["near_best"] == [10, 20]
     # tie: 10 and 20 indistinguishable (paired differences of both signs)
     tied = level + np.array([0.50, 0.30, 0.30, 0.60]) + np.array([[0, 0.01, -0.01, 0]] * 2 + [[0, -0.01, 0.01, 0]] * 2
                                                               + [[0, 0.0, 0.0, 0]])
-    t = V.best_setting(tied, T, claimed=10)
+    t = V.best_setting(tied, T, claimed=10, min_effect=0.0)
     assert t.label == "inconclusive: spread" and sorted(t.stats["near_best"]) == [10, 20]
-    assert V.best_setting(tied, T, claimed=[10, 20]).verdict == "holds"      # "near T* = 15": either neighbour
-    # an interior optimum claimed (loss falls then rises): the near-best set must avoid the ends
-    assert V.best_setting(clear, T, claimed=[10, 20]).verdict == "holds"
+    assert V.best_setting(tied, T, claimed=[10, 20], min_effect=0.0).verdict == "holds"  # either neighbour of T* = 15
+    assert V.best_setting(clear, T, claimed=[10, 20], min_effect=0.0).verdict == "holds"
     ends = level + np.array([0.30, 0.40, 0.50, 0.60])
-    assert V.best_setting(ends, T, claimed=[10, 20]).verdict == "fails"
-    assert V.best_setting(clear[:3], T, claimed=10).label == "inconclusive: spread"
-    assert V.best_setting(-clear, T, claimed=10, minimise=False).verdict == "holds"
+    assert V.best_setting(ends, T, claimed=[10, 20], min_effect=0.0).verdict == "fails"
+    assert V.best_setting(clear[:3], T, claimed=10, min_effect=0.0).label == "inconclusive: spread"
+    assert V.best_setting(-clear, T, claimed=10, minimise=False, min_effect=0.0).verdict == "holds"
+    blown = clear.copy()
+    blown[2, 3] = np.inf
+    assert V.best_setting(blown, T, claimed=10, min_effect=0.0).label == "inconclusive: diverged"
     with pytest.raises(ValueError, match="claimed"):
-        V.best_setting(clear, T, claimed=7)
+        V.best_setting(clear, T, claimed=7, min_effect=0.0)
 
 
 def test_equivalent_within_a_margin():
@@ -178,13 +220,13 @@ def _summary(finals):
 def test_best_of_accounts_for_the_spread():
     rng = np.random.default_rng(0)
     clear = {T: _summary(base + rng.normal(0, 0.01, 6)) for T, base in ((10, 2.0), (50, 1.0), (100, 1.5))}
-    assert V.best_of(clear, [50], key="loss", minimise=True).verdict == "holds"
-    assert V.best_of(clear, [10, 100], key="loss", minimise=True).verdict == "fails"  # a counter-example
+    assert V.best_of(clear, [50], key="loss", minimise=True, min_effect=0.005).verdict == "holds"
+    assert V.best_of(clear, [10, 100], key="loss", minimise=True, min_effect=0.005).verdict == "fails"  # a counter-example
     tie = {10: _summary([1.00, 1.02, 0.98, 1.01, 0.99, 1.00]), 50: _summary([1.01, 0.99, 1.00, 0.98, 1.02, 1.00])}
-    assert V.best_of(tie, [50], key="loss", minimise=True).verdict == "inconclusive"  # a constructed tie
+    assert V.best_of(tie, [50], key="loss", minimise=True, min_effect=0.005).verdict == "inconclusive"  # a constructed tie
     few = {T: _summary([1.0, 1.1, 0.9]) for T in (10, 50)}
-    assert V.best_of(few, [50], key="loss", minimise=True).reason == "spread"  # 3 seeds cannot be judged
-    assert V.best_of(clear, [], key="loss", minimise=True).reason == "resolution"  # no interior point to claim
+    assert V.best_of(few, [50], key="loss", minimise=True, min_effect=0.005).reason == "spread"  # 3 seeds cannot be judged
+    assert V.best_of(clear, [], key="loss", minimise=True, min_effect=0.005).reason == "resolution"  # no interior point to claim
 
 
 def test_negate():
@@ -203,11 +245,11 @@ def _acc_summary(finals):
 def test_best_of_maximises_accuracy_and_accounts_for_the_spread():
     rng = np.random.default_rng(1)
     clear = {Q: _acc_summary(base + rng.normal(0, 0.002, 6)) for Q, base in ((1, 0.80), (5, 0.84), (20, 0.70))}
-    assert V.best_of(clear, [5], key="acc", minimise=False).verdict == "holds"
-    assert V.best_of(clear, [1, 20], key="acc", minimise=False).verdict == "fails"  # a counter-example
+    assert V.best_of(clear, [5], key="acc", minimise=False, min_effect=0.005).verdict == "holds"
+    assert V.best_of(clear, [1, 20], key="acc", minimise=False, min_effect=0.005).verdict == "fails"  # a counter-example
     tie = {1: _acc_summary([0.80, 0.82, 0.78, 0.81, 0.79, 0.80]), 5: _acc_summary([0.81, 0.79, 0.80, 0.78, 0.82, 0.80])}
-    assert V.best_of(tie, [5], key="acc", minimise=False).verdict == "inconclusive"  # a constructed tie
-    assert V.best_of(clear, [], key="acc", minimise=False).reason == "resolution"  # no interior point to claim
+    assert V.best_of(tie, [5], key="acc", minimise=False, min_effect=0.005).verdict == "inconclusive"  # a constructed tie
+    assert V.best_of(clear, [], key="acc", minimise=False, min_effect=0.005).reason == "resolution"  # no interior point to claim
     assert V.final_values(clear[1], "acc").shape == (6,)
 
 
@@ -217,12 +259,22 @@ def test_combine_any_and_untrained_gate():
     assert V.combine({"a": F, "b": S}, how="any").label == "inconclusive: spread"
     with pytest.raises(ValueError, match="how='some'"):
         V.combine({"a": H}, how="some")
-    # a loss above ln 10 (the uniform predictor's) or an accuracy below 19 % did not train
-    assert V.gate_untrained({"eps 1": [2.1, 2.5], "eps 10": [0.3, 0.4]}, limit=np.log(10),
-                            higher_is_better=False).stats["diverged"] == ["eps 1"]
-    assert V.gate_untrained({"a": [0.9, 0.91]}, limit=V.untrained_accuracy(0.1), higher_is_better=True) is None
+    # a loss above ln 10 (the uniform predictor's) or an accuracy below 19 % did not train: "untrained"
+    u = V.gate_untrained({"eps 1": [2.1, 2.5], "eps 10": [0.3, 0.4]}, floor=np.log(10), higher_is_better=False)
+    assert u.label == "inconclusive: untrained" and u.stats["untrained"] == {"eps 1": 2.5}
+    assert V.gate_untrained({"a": [0.9, 0.91]}, floor=V.untrained_accuracy(0.1), higher_is_better=True) is None
     assert V.untrained_accuracy(0.1) == pytest.approx(0.19)
-    assert V.gate_untrained({"a": [0.9, float("nan")]}, limit=0.19, higher_is_better=True).reason == "diverged"
+    # Adult's majority class (0.764) as the floor: a run at 0.776 trained
+    assert V.gate_untrained({"Fig. 1": [0.795, 0.776]}, floor=0.764, higher_is_better=True) is None
+    # only numbers that are not finite are "diverged"
+    assert V.gate_untrained({"a": [0.9, float("nan")]}, floor=0.19, higher_is_better=True).reason == "diverged"
+
+
+def test_last_finite_takes_each_seeds_last_good_evaluation():
+    curves = [[0.2, 0.5, 0.7], [0.2, 0.6, np.nan], [np.nan, np.nan, np.nan], [0.1, np.inf, np.nan]]
+    vals, idx = V.last_finite(curves)
+    assert idx.tolist() == [2, 1, -1, 0]
+    assert vals[:2].tolist() == [0.7, 0.6] and math.isnan(vals[2]) and vals[3] == 0.1
 
 
 # -- over_seeds: a run repeated over seeds, summarised (moved here from fldp.repro.results) --------------

@@ -138,48 +138,54 @@ class Recorder:
         print(f"[FINDING] {text}")
         return text
 
-    def claim(self, claim_id: str, statement: str, *, kind: str = "", setting: str = "", verdict: Any = None,
+    def claim(self, claim: Any, statement: str = "", *, kind: str = "", setting: str = "", verdict: Any = None,
               falsifier: str = "", source: str = "", setting_note: str = "", reason: str | None = None,
-              measured: Any = None, expected: Any = None, note: str = "", **old: Any) -> str:
-        """Record one claim of the register with its tags and verdict; prints it; returns the
-        verdict's label (``holds``, ``fails`` or ``inconclusive: <reason>``).
+              measured: Any = None, expected: Any = None, note: str = "", detail: str = "", **old: Any) -> str:
+        """Record one claim of the register with its verdict; prints it; returns the verdict's
+        label (``holds``, ``fails`` or ``inconclusive: <reason>``).
 
-        ``kind``: ``paper`` (give ``source``: the sentence or equation), ``derived`` or
-        ``diagnostic``; ``setting``: ``paper``, ``reduced`` or ``reading`` (give
-        ``setting_note``: what was reduced, or which reading); ``verdict``: a
-        :class:`fldp.verdicts.Verdict` (from the helpers of :mod:`fldp.verdicts`), or
-        ``"holds"`` / ``"fails"`` / ``"inconclusive"`` (with ``reason``); ``falsifier``: the
-        measurement that would have made the check fail.  The verdict must be computed from
-        the measurement: a ``fails`` is a finding, not an error, so this never raises for it.
-        The old form (``passed=``) raises, so that no claim is left untagged.
+        ``claim``: a :class:`fldp.verdicts.Claim` from its paper's catalogue
+        (``fldp/papers/<p>/claims.py``), which carries the fixed text (statement, kind, source,
+        setting, setting note, falsifier, minimum material effect); ``detail`` adds what is known
+        only at execution to its setting note (e.g. the number of seeds).  The older form gives
+        an id and the fixed text here: ``kind`` ``paper`` (with ``source``), ``derived`` or
+        ``diagnostic``; ``setting`` ``paper``, ``reduced`` or ``reading`` (with
+        ``setting_note``); ``falsifier``.  ``verdict``: a :class:`fldp.verdicts.Verdict`, or
+        ``"holds"`` / ``"fails"`` / ``"inconclusive"`` (with ``reason``).  The verdict must be
+        computed from the measurement: a ``fails`` is a finding, not an error, so this never
+        raises for it.  The oldest form (``passed=``) raises, so that no claim is left untagged.
         """
         from fldp import verdicts as V
 
+        if isinstance(claim, V.Claim):
+            fixed = (statement, kind, setting, falsifier, source, setting_note)
+            if any(str(f).strip() for f in fixed):
+                raise TypeError(f"Recorder.claim({claim.id!r}): the catalogue entry carries the fixed text; give "
+                                "only verdict=, measured=, expected=, note= and detail=")
+            entry_claim = claim
+        else:
+            entry_claim = None
+        claim_id = claim.id if entry_claim else str(claim)
         if old:
             raise TypeError(f"Recorder.claim({claim_id!r}) got {sorted(old)}: the old form (passed=) is gone; "
                             "give kind=, setting=, verdict= and falsifier= (see fldp.verdicts)")
         if verdict is None:
             raise TypeError(f"Recorder.claim({claim_id!r}) needs verdict= (a fldp.verdicts.Verdict, or 'holds', "
                             "'fails', 'inconclusive' with reason=)")
-        if kind not in V.KINDS:
-            raise ValueError(f"claim {claim_id!r}: kind={kind!r} is out of range: kind must be one of {list(V.KINDS)}")
-        if setting not in V.SETTINGS:
-            raise ValueError(f"claim {claim_id!r}: setting={setting!r} is out of range: setting must be one of "
-                             f"{list(V.SETTINGS)}")
-        if kind == "paper" and not str(source).strip():
-            raise ValueError(f"claim {claim_id!r}: a paper claim needs source= (the sentence or equation it cites)")
-        if setting != "paper" and not str(setting_note).strip():
-            raise ValueError(f"claim {claim_id!r}: setting={setting!r} needs setting_note= (what was reduced, or "
-                             "which reading)")
-        if not str(falsifier).strip():
-            raise ValueError(f"claim {claim_id!r}: falsifier= must say which measurement would make the check fail "
-                             "(a check that cannot fail is not a claim: report the number instead)")
+        if entry_claim is None:
+            entry_claim = V.Claim(claim_id, statement, kind=kind, setting=setting, falsifier=falsifier,
+                                  source=source, setting_note=setting_note)
+        cat = entry_claim
+        statement, kind, setting, falsifier, source = cat.statement, cat.kind, cat.setting, cat.falsifier, cat.source
+        setting_note = "; ".join(x for x in (cat.setting_note, detail) if str(x).strip())
         if not isinstance(verdict, V.Verdict):
             verdict = V.Verdict(str(verdict), reason)
         elif reason is not None and reason != verdict.reason:
             raise ValueError(f"claim {claim_id!r}: reason={reason!r} contradicts the verdict's {verdict.reason!r}")
         entry = {"id": claim_id, "statement": statement, "kind": kind, "source": source,
-                 "setting": setting, "setting_note": setting_note, "verdict": verdict.verdict,
+                 "setting": setting, "setting_note": setting_note, **({"min_effect": cat.min_effect, "units": cat.units}
+                                                                      if cat.min_effect is not None else {}),
+                 "verdict": verdict.verdict,
                  "reason": verdict.reason, "why": verdict.why, "falsifier": falsifier,
                  "measured": strict(measured), "expected": strict(expected), "note": note,
                  "stats": strict(dict(verdict.stats))}

@@ -580,19 +580,24 @@ def clopper_pearson(successes: int, trials: int, *, alpha: float = 1 - LEVEL) ->
     return lo, hi
 
 
-def gate_power(success_rate: float, *, trials: int, chance: float = 0.5, level: float = LEVEL,
+def gate_power(rates: Any, *, min_effect: float, chance: float = 0.5, level: float = LEVEL,
                what: str = "the attack on the unprotected model") -> Optional[Verdict]:
-    """``inconclusive: no-power`` unless ``what`` beats ``chance``: the lower end of its
-    Clopper-Pearson interval (``success_rate`` over ``trials`` guesses) lies above chance.
-    A defence can only be judged where there is something to defend."""
-    k = int(round(float(success_rate) * int(trials)))
-    lo, hi = clopper_pearson(k, int(trials), alpha=1 - level)
-    if lo > chance:
+    """``inconclusive: no-power`` unless ``what`` beats ``chance`` by more than ``min_effect``:
+    ``rates`` are its success rates per cluster (per target, or per seed's run: the guesses on
+    one target's data share its model and are not independent), and the t-interval of their
+    mean must lie above ``chance + min_effect``.  A defence can only be judged where there is
+    something to defend.  Fewer than 2 clusters cannot show power."""
+    r = np.asarray(rates, dtype=float).ravel()
+    delta = _nonneg(min_effect)
+    if r.size < 2 or not np.all(np.isfinite(r)):
+        return inconclusive("no-power", f"{what}: {r.size} finite cluster rate(s), at least 2 are needed to show "
+                                        "power", stats={"rates": r.tolist()})
+    m, lo, hi = mean_interval(r, level=level)
+    stats = {"rates": r.tolist(), "mean": m, "ci": [lo, hi], "chance": float(chance), "min_effect": delta}
+    if lo > chance + delta:
         return None
-    return inconclusive("no-power", f"{what} is not above chance: {success_rate:.4g} over {trials} guesses, "
-                                    f"{level:.0%} CI [{lo:.4g}, {hi:.4g}] reaches chance {chance:g}",
-                        stats={"success": float(success_rate), "trials": int(trials), "ci": [lo, hi],
-                               "chance": float(chance)})
+    return inconclusive("no-power", f"{what} does not beat chance {chance:g} by {delta:g}: mean {m:.4g} over "
+                                    f"{r.size} clusters, {level:.0%} CI [{lo:.4g}, {hi:.4g}]", stats=stats)
 
 
 def gate_resolution(value: float, *, limit: float, what: str) -> Optional[Verdict]:

@@ -252,6 +252,27 @@ def _nonneg(min_effect: Any) -> float:
     return x
 
 
+def _log_scale(values: Any, relative: bool, what: str) -> np.ndarray:
+    """``values`` as floats, or their natural log where the claim's effect is ``relative`` (a
+    loss 1 % lower: the paired log ratio against ln 1.01).  Values that are not finite stay not
+    finite (a diverged run); a finite value <= 0 cannot be compared relatively."""
+    v = np.asarray(values, dtype=float)
+    if not relative:
+        return v
+    finite = v[np.isfinite(v)]
+    if np.any(finite <= 0):
+        raise ValueError(f"{what}: relative=True compares ratios, so every finite value must be > 0, got "
+                         f"{float(finite.min()):.4g}")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(v)
+
+
+def _threshold(min_effect: Any, relative: bool) -> float:
+    """The paired rule's threshold: ``min_effect`` itself, or ln(1 + min_effect) on the log scale."""
+    delta = _nonneg(min_effect)
+    return math.log1p(delta) if relative else delta
+
+
 def _paired_rule(d: np.ndarray, *, claim: str, min_effect: float, min_seeds: int, level: float) -> Verdict:
     """The one paired rule, both ways, on differences ``d`` (claimed materially > 0).
 
@@ -280,7 +301,7 @@ def _paired_rule(d: np.ndarray, *, claim: str, min_effect: float, min_seeds: int
 
 
 def paired_greater(a: Any, b: Any, *, min_effect: float, labels: Sequence[str] = ("a", "b"),
-                   min_seeds: int = MIN_SEEDS, level: float = LEVEL) -> Verdict:
+                   relative: bool = False, min_seeds: int = MIN_SEEDS, level: float = LEVEL) -> Verdict:
     """Claim: ``a > b`` by at least ``min_effect`` (in the measurement's units: 0.005 for half an
     accuracy point), judged on the per-seed differences ``a_s - b_s`` (``a`` and ``b`` hold one
     value per seed, in the same seed order).
@@ -290,14 +311,19 @@ def paired_greater(a: Any, b: Any, *, min_effect: float, labels: Sequence[str] =
     per-seed differences d_s = a_s - b_s.  One rule both ways (:func:`_paired_rule`): **holds**
     when the 95 % t-interval of mean(d) lies above ``min_effect``, **fails** when it lies below
     ``-min_effect``, anything else is ``inconclusive: spread`` (so is fewer than
-    :data:`MIN_SEEDS` pairs).  ``paired_greater(b, a)`` swaps holds and fails."""
+    :data:`MIN_SEEDS` pairs).  ``paired_greater(b, a)`` swaps holds and fails.
+    ``relative=True``: the effect is a ratio (``min_effect=0.01``: 1 % larger), judged on the
+    paired log ratios ln a_s - ln b_s against ln(1 + min_effect)."""
     x, y = _as_pairs(a, b, "paired_greater")
-    return _paired_rule(x - y, claim=f"{labels[0]} > {labels[1]}", min_effect=_nonneg(min_effect),
-                        min_seeds=min_seeds, level=level)
+    x, y = _log_scale(x, relative, "paired_greater"), _log_scale(y, relative, "paired_greater")
+    claim = f"{labels[0]} > {labels[1]}" + (" (log ratio)" if relative else "")
+    v = _paired_rule(x - y, claim=claim, min_effect=_threshold(min_effect, relative), min_seeds=min_seeds,
+                     level=level)
+    return Verdict(v.verdict, v.reason, v.why, {**v.stats, "relative": bool(relative)}) if relative else v
 
 
-def ordering(groups: Sequence[Any], labels: Sequence[str], *, min_effect: float, min_seeds: int = MIN_SEEDS,
-             level: float = LEVEL) -> Verdict:
+def ordering(groups: Sequence[Any], labels: Sequence[str], *, min_effect: float, relative: bool = False,
+             min_seeds: int = MIN_SEEDS, level: float = LEVEL) -> Verdict:
     """Claim: ``groups[0] > groups[1] > ...`` (each a per-seed sample, same seeds), every step
     by at least ``min_effect``.  Holds when every consecutive pair holds
     (:func:`paired_greater`), fails when any pair fails (its interval lies below
@@ -306,7 +332,8 @@ def ordering(groups: Sequence[Any], labels: Sequence[str], *, min_effect: float,
     if len(groups) < 2 or len(groups) != len(labels):
         raise ValueError(f"ordering needs at least two groups and one label each, got {len(groups)} groups "
                          f"and {len(labels)} labels")
-    pairs = [paired_greater(a, b, labels=(la, lb), min_effect=min_effect, min_seeds=min_seeds, level=level)
+    pairs = [paired_greater(a, b, labels=(la, lb), min_effect=min_effect, relative=relative, min_seeds=min_seeds,
+                            level=level)
              for a, b, la, lb in zip(groups, groups[1:], labels, labels[1:])]
     stats = {"pairs": {f"{la} > {lb}": {"verdict": p.label, **p.stats}
                        for p, la, lb in zip(pairs, labels, labels[1:])},
@@ -322,18 +349,19 @@ def ordering(groups: Sequence[Any], labels: Sequence[str], *, min_effect: float,
     return inconclusive(reason, f"{claim}: " + "; ".join(p.why for p in open_ if p.reason == reason), stats=stats)
 
 
-def trend(x: Sequence[float], runs: Any, *, direction: str, min_effect: float, min_seeds: int = MIN_SEEDS,
-          level: float = LEVEL) -> Verdict:
+def trend(x: Sequence[float], runs: Any, *, direction: str, min_effect: float, relative: bool = False,
+          min_seeds: int = MIN_SEEDS, level: float = LEVEL) -> Verdict:
     """Claim: y rises (``direction="increasing"``) or falls (``"decreasing"``) with ``x`` by at
     least ``min_effect`` across the measured range.  ``runs[s, j]`` is seed s's value at
     ``x[j]``; the paired statistic is each seed's least-squares slope times the range of x (the
     fitted change from the smallest to the largest x, in y's units), judged by the one paired
     rule (:func:`paired_greater`'s): holds when its interval lies beyond ``min_effect`` in the
-    claimed direction, fails when beyond it in the other."""
+    claimed direction, fails when beyond it in the other.  ``relative=True``: on ln y, against
+    ln(1 + min_effect)."""
     if direction not in ("increasing", "decreasing"):
         raise ValueError(f"direction={direction!r} is out of range: direction must be 'increasing' or 'decreasing'")
     xs = np.asarray(x, dtype=float).ravel()
-    r = np.atleast_2d(np.asarray(runs, dtype=float))
+    r = np.atleast_2d(_log_scale(runs, relative, "trend"))
     if r.shape[1] != xs.size or xs.size < 2:
         raise ValueError(f"runs must have one column per x (got shape {r.shape} for {xs.size} x values, at least 2)")
     xc = xs - xs.mean()
@@ -341,17 +369,18 @@ def trend(x: Sequence[float], runs: Any, *, direction: str, min_effect: float, m
     sign = 1.0 if direction == "increasing" else -1.0
     change = sign * slopes * float(xs.max() - xs.min())
     v = _paired_rule(change, claim=f"y {direction} in x (fitted change over x in [{xs.min():g}, {xs.max():g}])",
-                     min_effect=_nonneg(min_effect), min_seeds=min_seeds, level=level)
-    return Verdict(v.verdict, v.reason, v.why, {**v.stats, "slopes": slopes.tolist()})
+                     min_effect=_threshold(min_effect, relative), min_seeds=min_seeds, level=level)
+    return Verdict(v.verdict, v.reason, v.why, {**v.stats, "slopes": slopes.tolist(), "relative": bool(relative)})
 
 
 def near_best(runs: Any, labels: Sequence[Any], *, min_effect: float, minimise: bool = True,
-              level: float = LEVEL) -> tuple[Any, list]:
+              relative: bool = False, level: float = LEVEL) -> tuple[Any, list]:
     """``(best, near)``: the label with the best mean, and every label that is not materially
     worse than it: the interval of its paired difference to the best does not lie beyond
-    ``min_effect`` (best included).  A column with a value that is not finite is never near."""
-    delta = _nonneg(min_effect)
-    r = np.atleast_2d(np.asarray(runs, dtype=float))
+    ``min_effect`` (best included; ``relative=True``: on the log scale, against
+    ln(1 + min_effect)).  A column with a value that is not finite is never near."""
+    delta = _threshold(min_effect, relative)
+    r = np.atleast_2d(_log_scale(runs, relative, "near_best"))
     if r.shape[1] != len(labels):
         raise ValueError(f"runs must have one column per label (got shape {r.shape} for {len(labels)} labels)")
     y = r if minimise else -r
@@ -367,7 +396,8 @@ def near_best(runs: Any, labels: Sequence[Any], *, min_effect: float, minimise: 
 
 
 def best_setting(runs: Any, labels: Sequence[Any], *, claimed: Union[Any, Iterable[Any]], min_effect: float,
-                 minimise: bool = True, min_seeds: int = MIN_SEEDS, level: float = LEVEL) -> Verdict:
+                 minimise: bool = True, relative: bool = False, min_seeds: int = MIN_SEEDS,
+                 level: float = LEVEL) -> Verdict:
     """Claim: the optimum (minimum, or maximum with ``minimise=False``) over ``labels`` lies
     in ``claimed`` (one label or a collection, e.g. the grid points next to a paper's T*).
     ``runs[s, j]``: seed s's value at ``labels[j]``.  The argmin accounts for the spread: the
@@ -379,12 +409,12 @@ def best_setting(runs: Any, labels: Sequence[Any], *, claimed: Union[Any, Iterab
     if unknown:
         raise ValueError(f"claimed={unknown!r} is out of range: claimed settings must be among labels {list(labels)}")
     r = np.atleast_2d(np.asarray(runs, dtype=float))
-    stats = {"n": int(r.shape[0]), "claimed": claimed_set, "min_effect": _nonneg(min_effect),
+    stats = {"n": int(r.shape[0]), "claimed": claimed_set, "min_effect": _nonneg(min_effect), "relative": bool(relative),
              "means": {str(lab): float(m) for lab, m in zip(labels, r.mean(axis=0))}}
     if not np.all(np.isfinite(r)):
         bad = [str(lab) for lab, ok in zip(labels, np.all(np.isfinite(r), axis=0)) if not ok]
         return inconclusive("diverged", f"runs at {bad} are not finite", stats=stats)
-    best, near = near_best(r, labels, minimise=minimise, min_effect=min_effect, level=level)
+    best, near = near_best(r, labels, minimise=minimise, min_effect=min_effect, relative=relative, level=level)
     stats.update(best=best, near_best=near)
     what = "minimum" if minimise else "maximum"
     if r.shape[0] < min_seeds:
@@ -464,7 +494,7 @@ def final_values(summary: Mapping[str, Any], key: str) -> np.ndarray:
 
 
 def best_of(summaries: Mapping[Any, Mapping[str, Any]], claimed: Sequence[Any], *, key: str,
-            minimise: bool, min_effect: float, min_seeds: int = MIN_SEEDS) -> Verdict:
+            minimise: bool, min_effect: float, relative: bool = False, min_seeds: int = MIN_SEEDS) -> Verdict:
     """:func:`best_setting` over ``summaries`` (``{label: summary over the same seeds}``) on
     the final ``key``; an empty ``claimed`` (e.g. a grid without interior points) is
     ``inconclusive: resolution``."""
@@ -473,7 +503,7 @@ def best_of(summaries: Mapping[Any, Mapping[str, Any]], claimed: Sequence[Any], 
     labels = list(summaries)
     runs = np.stack([final_values(summaries[k], key) for k in labels], axis=1)
     return best_setting(runs, labels, claimed=list(claimed), minimise=minimise, min_effect=min_effect,
-                        min_seeds=min_seeds)
+                        relative=relative, min_seeds=min_seeds)
 
 
 def equivalent(a: Any, b: Any, *, margin: float, labels: Sequence[str] = ("a", "b"),

@@ -57,6 +57,34 @@ def test_paired_greater_one_rule_both_ways_hand_values():
         V.paired_greater(base, base)  # every claim states its material effect
 
 
+def test_a_relative_effect_is_judged_on_paired_log_ratios():
+    base = np.array([0.40, 0.25, 0.61, 0.36, 0.28])
+    up = base * np.exp([0.030, 0.032, 0.028, 0.031, 0.029])     # 3 % larger on every seed
+    # log ratios: mean 0.030, CI [0.0280368, 0.0319632] against ln 1.01 = 0.00995 and ln 1.03 = 0.02956
+    v = V.paired_greater(up, base, min_effect=0.01, relative=True)
+    assert v.verdict == "holds" and v.stats["ci"] == pytest.approx([0.0280368, 0.0319632], abs=1e-6)
+    assert V.paired_greater(up, base, min_effect=0.03, relative=True).label == "inconclusive: spread"
+    assert V.paired_greater(base, up, min_effect=0.01, relative=True).verdict == "fails"
+    # the same absolute gap is material for a small loss and not for a large one
+    assert V.paired_greater(base + 0.01 + d5(), base, min_effect=0.01, relative=True).verdict == "holds"
+    assert V.paired_greater(base + 100 + 0.01 + d5(), base + 100, min_effect=0.01, relative=True).label == \
+        "inconclusive: spread"
+    lossy = V.ordering([up, base], ["up", "base"], min_effect=0.01, relative=True)
+    assert lossy.verdict == "holds"
+    blown = V.paired_greater(np.where(np.arange(5) == 0, np.inf, up), base, min_effect=0.01, relative=True)
+    assert blown.label == "inconclusive: diverged"
+    with pytest.raises(ValueError, match="every finite value must be > 0"):
+        V.paired_greater(base - 0.3, base, min_effect=0.01, relative=True)
+    runs = np.stack([base * 1.2, base, base * 1.5], axis=1)
+    assert V.best_setting(runs, ["a", "b", "c"], claimed="b", min_effect=0.1, relative=True).verdict == "holds"
+    assert V.best_setting(runs, ["a", "b", "c"], claimed="b", min_effect=0.25, relative=True).stats["near_best"] == \
+        ["a", "b"]
+
+
+def d5():
+    return np.array([0.0, 0.001, -0.001, 0.0005, -0.0005])
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.floats(-1.0, 1.0), min_size=5, max_size=12), st.floats(0.0, 0.3))
 def test_swapping_the_compared_groups_swaps_holds_and_fails(diffs, min_effect):

@@ -29,7 +29,7 @@ __all__ = [
     "catalogue",
     "holds_if", "inconclusive", "first", "combine", "negate", "mean_interval", "paired_greater",
     "ordering", "trend", "near_best", "best_setting", "grid_neighbours", "over_seeds",
-    "final_values", "best_of", "equivalent", "gate_diverged", "untrained_accuracy", "untrained", "last_finite",
+    "final_values", "best_of", "equivalent", "not_worse", "gate_diverged", "untrained_accuracy", "untrained", "last_finite",
     "gate_untrained", "clopper_pearson", "gate_power", "gate_resolution", "not_run"
 ]
 
@@ -527,6 +527,24 @@ def equivalent(a: Any, b: Any, *, margin: float, labels: Sequence[str] = ("a", "
     if lo >= margin or hi <= -margin:
         return Verdict("fails", None, f"{claim} contradicted: {ci}", stats)
     return inconclusive("spread", f"{claim}: {ci}", stats=stats)
+
+
+def not_worse(a: Any, b: Any, *, margin: float, labels: Sequence[str] = ("a", "b"), min_seeds: int = MIN_SEEDS,
+              level: float = LEVEL) -> Verdict:
+    """Claim: ``a`` is at most ``margin`` below ``b`` ("within 0.1 of its full-data accuracy"),
+    on the paired differences d_s = a_s - b_s: **holds** when the interval of mean(d) lies above
+    ``-margin``, **fails** when it lies below it, otherwise ``inconclusive: spread``.  The margin is
+    the claim's own tolerance, so no further material effect is added."""
+    x, y = _as_pairs(a, b, "not_worse")
+    m = _nonneg(margin)
+    v = _paired_rule(x - y + m, claim=f"{labels[0]} >= {labels[1]} - {m:g}", min_effect=0.0, min_seeds=min_seeds,
+                     level=level)
+    stats = dict(v.stats)
+    if math.isfinite(stats.get("mean_diff", math.nan)):
+        stats["mean_diff"] -= m
+        stats["ci"] = [c - m for c in stats["ci"]]
+    stats["margin"] = m
+    return Verdict(v.verdict, v.reason, v.why, stats)
 
 
 # --------------------------------------------------------------------------- power gates

@@ -168,6 +168,16 @@ def test_equivalent_within_a_margin():
         "inconclusive: spread"
 
 
+def test_not_worse_within_the_claims_margin():
+    full = np.array([0.90, 0.88, 0.93, 0.91, 0.89])
+    d = np.array([-0.05, -0.06, -0.04, -0.05, -0.05])   # mean -0.05, sd 0.0070711: CI [-0.0587799, -0.0412201]
+    v = V.not_worse(full + d, full, margin=0.1, labels=("10 % of the data", "all"))
+    assert v.verdict == "holds" and v.stats["ci"] == pytest.approx([-0.0587799, -0.0412201], abs=1e-6)
+    assert V.not_worse(full + d, full, margin=0.05).label == "inconclusive: spread"
+    assert V.not_worse(full + d, full, margin=0.03).verdict == "fails"
+    assert V.not_worse(full + d, full, margin=0.1).stats["mean_diff"] == pytest.approx(-0.05)
+
+
 def test_power_gates():
     # per-seed attack rates 0.60 .. 0.64 (mean 0.62, sd 0.015811, t 2.77645): CI [0.60037, 0.63963]
     rates = [0.60, 0.61, 0.62, 0.63, 0.64]

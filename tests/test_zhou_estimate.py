@@ -52,3 +52,16 @@ def test_estimate_constants_recipe():
     assert c["Gamma"] == pytest.approx(F.max() - F.mean(), rel=1e-6) and c["Gamma"] >= 0
     losses0 = curvature.client_losses(model, theta0, data).numpy()
     assert (F < losses0).all()          # the local optima improve on theta_0
+
+
+def test_flat_directions_show_softmax_regression_is_not_strongly_convex():
+    """Assumption 4 on the model itself: moving every class's weights by one v leaves each F_i
+    unchanged (a 6-dimensional null space here), moving one class's weights does not."""
+    data, model = toy_federation([20] * 3, **TOY), models.MultinomialLogReg(in_features=6, num_classes=3)
+    out = E.flat_directions(model, data, seed=3, trials=2)
+    assert out["max_change_flat"] < 1e-12 and out["min_change_class"] > 1e-3
+    assert out["flat_dim"] == 6 and out["trials"] == 2
+    biased = E.flat_directions(models.MultinomialLogReg(in_features=6, num_classes=3, bias=True), data, seed=3)
+    assert biased["max_change_flat"] < 1e-12 and biased["flat_dim"] == 7   # a bias shifts the same way
+    with pytest.raises(ValueError, match="trials=0"):
+        E.flat_directions(model, data, trials=0)

@@ -618,3 +618,27 @@ def test_first_step_reading():
         zt.first_step_reading(hessian_top=[4.0, 6.0], secant_min_per_step=[0.5])
     with pytest.raises(ValueError):
         zt.first_step_reading(hessian_top=[[4.0]], secant_min_per_step=[0.0])
+
+
+def test_appendix_e_coverage_hand_values():
+    """Appendix E: eta_t = alpha/(t + gamma') with alpha > 1/mu and eta_0 <= 1/lambda.  The
+    experiments' 0.05/(1 + 0.01 t) is alpha = 5, gamma' = 100."""
+    c = zt.appendix_e_coverage(lr=0.05, decay=0.01, mu=0.192, lam=9.36)
+    assert c.alpha == pytest.approx(5.0) and c.gamma_prime == pytest.approx(100.0)
+    assert c.eta0_lam == pytest.approx(0.468) and c.alpha_mu == pytest.approx(0.96) and not c.covered
+    assert zt.appendix_e_coverage(lr=0.05, decay=0.01, mu=0.325, lam=6.23).covered        # alpha mu = 1.625
+    assert not zt.appendix_e_coverage(lr=0.05, decay=0.01, mu=0.0, lam=9.36).covered      # mu = 0: no schedule
+    assert not zt.appendix_e_coverage(lr=0.2, decay=0.01, mu=0.5, lam=9.36).covered       # eta_0 lambda = 1.87
+    with pytest.raises(ValueError, match="mu=2.0 is out of range"):
+        zt.appendix_e_coverage(lr=0.05, decay=0.01, mu=2.0, lam=1.0)
+
+
+def test_theorem2_c1_needed_uses_the_replies_of_one_client():
+    # T = 100, q = 0.01, N = 10: a client at b = 1 is queried 10 times -> c_1 >= 0.1 / (1e-4 * 10) = 100
+    assert zt.theorem2_c1_needed(eps=0.1, q=0.01, b=1, T=100, N=10) == pytest.approx(100.0)
+    assert zt.theorem2_c1_needed(eps=1.0, q=0.01, b=5, T=100, N=10) == pytest.approx(200.0)
+    assert zt.theorem2_c1_needed(eps=0.1, q=0.01, b=1, T=100, N=10, printed=True) == pytest.approx(10.0)
+    assert zt.theorem2_c1_needed(eps=0.5, q=0.01, b=10, T=100, N=10) == \
+        pytest.approx(zt.theorem2_c1_needed(eps=0.5, q=0.01, b=10, T=100, N=10, printed=True))   # b = N: equal
+    with pytest.raises(ValueError, match="b=11 is out of range"):
+        zt.theorem2_c1_needed(eps=0.1, q=0.01, b=11, T=100, N=10)

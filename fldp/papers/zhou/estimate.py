@@ -20,7 +20,44 @@ from fldp.data import FederatedData
 from fldp.models import Model
 from fldp.papers.zhou import algorithm as alg
 
-__all__ = ["gradient_statistics", "secant_curvature", "local_optima", "estimate_constants"]
+__all__ = ["flat_directions", "gradient_statistics", "secant_curvature", "local_optima", "estimate_constants"]
+
+
+def flat_directions(model: Model, data: FederatedData, *, seed: int = 0, trials: int = 3) -> dict:
+    """Assumption 4 (each F_i mu-strongly convex, mu > 0; Zhou et al., Sec. III) tested on the
+    model itself: the largest change of any client's loss F_i when every class's weights move by one
+    random vector v (``w -> w + v 1^T``: all logits of a row shift by x^T v, which a softmax does not
+    see), against the change when only one class's weights move by the same v (a direction the loss
+    does see, the measurement's power).  A loss that does not move along a line is not strongly
+    convex there: the first is 0 up to rounding for softmax regression without bias, whose Hessian
+    then has a null space of dimension ``in_features`` (784 on MNIST; one more with a bias, which
+    shifts the same way), so mu = 0: only a regulariser would remove it.  Returns
+    ``{"max_change_flat", "min_change_class", "flat_dim", "trials"}`` (losses in nats)."""
+    trials = validate.integer("trials", trials, 1)
+    if not hasattr(model, "num_classes") or "w" not in model.shapes:
+        raise ValueError("model must be a softmax regression with weights 'w' of shape (features, classes)")
+    feats, classes = model.shapes["w"]
+    g = torch.Generator().manual_seed(int(seed))
+    flat, seen = 0.0, float("inf")
+    for _ in range(trials):
+        theta = model.init(g)[None].double()
+        v = torch.randn(feats, generator=g, dtype=torch.float64)
+        w_flat = theta[:, :feats * classes].clone().view(1, feats, classes)
+        shift_all = v[:, None].expand(feats, classes)
+        shift_one = torch.zeros(feats, classes, dtype=torch.float64)
+        shift_one[:, 0] = v
+        for i in range(data.num_clients):
+            x, y = data.client(i)
+            x = x.double()[None]
+            base = float(model.loss(theta, x, y[None])[0])
+            for shift, kind in ((shift_all, "flat"), (shift_one, "class")):
+                moved = (w_flat + shift[None]).reshape(1, -1)
+                if model.bias:
+                    moved = torch.cat([moved, theta[:, feats * classes:]], dim=1)
+                change = abs(float(model.loss(moved, x, y[None])[0]) - base)
+                flat, seen = (max(flat, change), seen) if kind == "flat" else (flat, min(seen, change))
+    return {"max_change_flat": flat, "min_change_class": seen, "flat_dim": int(feats) + int(bool(model.bias)),
+            "trials": trials}
 
 
 def gradient_statistics(model: Model, params: torch.Tensor, data: FederatedData,

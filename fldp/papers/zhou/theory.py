@@ -34,6 +34,7 @@ __all__ = [
     "LaplaceC", "laplace_C", "U_laplace", "Candidate", "laplace_kkt_solutions", "laplace_optimum",
     "GaussianE", "gaussian_E", "U_gaussian", "gaussian_solutions", "gaussian_optimum",
     "ACSResult", "acs", "acs_multistart", "Table1Row", "table1", "implied_gamma", "first_step_reading",
+    "ScheduleCoverage", "appendix_e_coverage", "theorem2_c1_needed",
 ]
 
 PerClient = Union[float, Sequence[float]]
@@ -335,6 +336,50 @@ def theorem3_schedule(*, mu: float, lam: float) -> StepSchedule:
     """
     mu, lam, gamma = _curvature(mu, lam)
     return StepSchedule(1.0 / lam, 1.0 / gamma)
+
+
+class ScheduleCoverage(NamedTuple):
+    """Appendix E's general condition for a schedule ``eta_t = alpha / (t + gamma')``:
+    ``alpha``, ``gamma_prime``, ``eta0_lam = eta_0 lambda`` (needs <= 1), ``alpha_mu`` (needs > 1)
+    and ``covered`` (both hold)."""
+    alpha: float
+    gamma_prime: float
+    eta0_lam: float
+    alpha_mu: float
+    covered: bool
+
+
+def appendix_e_coverage(*, lr: float, decay: float, mu: float, lam: float) -> ScheduleCoverage:
+    """Whether a schedule ``eta_t = lr / (1 + decay t)`` meets the condition under which Appendix E
+    proves Theorem 3's rate (Zhou et al., Appendix E: "eta_t = alpha/(t + gamma), where alpha > 1/mu
+    and gamma > 0 such that eta_0 <= min(1/mu, 1/lambda)"; Theorem 3 itself states only the special
+    case alpha = 2/mu, gamma = 2 lambda/mu).  Written as ``alpha / (t + gamma')``:
+    ``alpha = lr / decay``, ``gamma' = 1 / decay``; covered iff ``lr <= 1/lambda`` (with mu <=
+    lambda, the min is 1/lambda) and ``alpha mu > 1``, i.e. ``decay < lr mu``.  ``mu = 0`` (a
+    model that is not strongly convex) is covered by no schedule."""
+    lr = validate.positive("lr", lr)
+    decay = validate.positive("decay", decay)
+    mu = validate.nonnegative("mu", mu)
+    lam = validate.positive("lam", lam)
+    if mu > lam:
+        raise ValueError(f"mu={mu!r} is out of range: mu must be <= lam={lam!r} (strong convexity at most smoothness)")
+    alpha = lr / decay
+    return ScheduleCoverage(alpha, 1.0 / decay, lr * lam, alpha * mu, bool(lr * lam <= 1.0 and alpha * mu > 1.0))
+
+
+def theorem2_c1_needed(*, eps: float, q: float, b: int, T: int, N: int, printed: bool = False) -> float:
+    """The constant c_1 that Theorem 2's validity range ``eps < c_1 q^2 T'`` needs at a setting
+    (Zhou et al., Theorem 2, from Abadi et al.'s Theorem 1, whose T' is the number of times the
+    subsampled Gaussian mechanism is applied to the data set): ``eps / (q^2 T')``.  A client is
+    queried ``T' = bT/N`` times (eq. (5) already puts bT/N in the noise), so that is the default;
+    ``printed=True`` uses the printed ``T' = T``, which is N/b times too permissive."""
+    eps = validate.positive("eps", eps)
+    q = validate.open_unit("q", q)
+    N, b, T = validate.integer("N", N, 1), validate.integer("b", b, 1), validate.integer("T", T, 1)
+    if b > N:
+        raise ValueError(f"b={b!r} is out of range: b must be <= N={N!r}")
+    uses = T if printed else b * T / N
+    return eps / (q * q * uses)
 
 
 def omega0_laplace(*, N: int, b: int, G: float, lam: float, Gamma: float) -> float:

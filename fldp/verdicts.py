@@ -533,18 +533,25 @@ def not_worse(a: Any, b: Any, *, margin: float, labels: Sequence[str] = ("a", "b
               level: float = LEVEL) -> Verdict:
     """Claim: ``a`` is at most ``margin`` below ``b`` ("within 0.1 of its full-data accuracy"),
     on the paired differences d_s = a_s - b_s: **holds** when the interval of mean(d) lies above
-    ``-margin``, **fails** when it lies below it, otherwise ``inconclusive: spread``.  The margin is
-    the claim's own tolerance, so no further material effect is added."""
+    ``-margin``, **fails** when it lies below it, otherwise ``inconclusive: spread`` (the one paired
+    rule, :func:`_paired_rule`, on d + margin: the margin is the claim's own tolerance, so no
+    further material effect is added)."""
     x, y = _as_pairs(a, b, "not_worse")
     m = _nonneg(margin)
-    v = _paired_rule(x - y + m, claim=f"{labels[0]} >= {labels[1]} - {m:g}", min_effect=0.0, min_seeds=min_seeds,
-                     level=level)
-    stats = dict(v.stats)
-    if math.isfinite(stats.get("mean_diff", math.nan)):
-        stats["mean_diff"] -= m
-        stats["ci"] = [c - m for c in stats["ci"]]
-    stats["margin"] = m
-    return Verdict(v.verdict, v.reason, v.why, stats)
+    claim = f"{labels[0]} >= {labels[1]} - {m:g}"
+    v = _paired_rule(x - y + m, claim=claim, min_effect=0.0, min_seeds=min_seeds, level=level)
+    d = x - y
+    stats = {**v.stats, "margin": m, "min_effect": m}
+    if v.reason == "diverged":
+        return Verdict(v.verdict, v.reason, v.why, stats)
+    mean, lo, hi = mean_interval(d, level=level) if d.size >= 1 else (math.nan,) * 3
+    stats.update(mean_diff=mean, ci=[lo, hi])
+    if d.size < min_seeds:
+        why = f"{claim}: {d.size} paired seed(s) < {min_seeds}, the spread cannot be judged (mean difference {mean:.4g})"
+    else:
+        why = (f"{claim}{' contradicted' if v.verdict == 'fails' else ''}: mean difference {mean:.4g}, {level:.0%} CI "
+               f"[{lo:.4g}, {hi:.4g}] against -{m:g}")
+    return Verdict(v.verdict, v.reason, why, stats)
 
 
 # --------------------------------------------------------------------------- power gates

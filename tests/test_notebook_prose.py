@@ -30,7 +30,7 @@ CHAPTERS = [p for p in chapters.discover(ROOT / "notebooks") if p.parent != ROOT
 NOT_YET = {
     "adaptive_noise/01_scheme", "adaptive_noise/02_theory", "adaptive_noise/03_utility",
     "adaptive_noise/04_privacy", "adaptive_noise/05_efficiency", "benchmark/01_audit", "benchmark/02_accuracy",
-    "li2021/01_mechanism", "li2021/02_convergence", "li2021/03_experiments", "wei2020/01_preliminaries",
+    "wei2020/01_preliminaries",
     "wei2020/02_global_dp", "wei2020/03_convergence", "wei2020/04_krandom", "wei2020/05_simulations",
     "wei2020/06_settings_map", "wei2020/07_effect_regime", "wei2020/08_calibrated",
 }

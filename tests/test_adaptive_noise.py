@@ -216,31 +216,36 @@ def test_the_filter_biases_the_noise_towards_the_update():
     assert float(along.mean()) == pytest.approx(th.filter_drift(dim=10, p=0, c=15), rel=0.05)
 
 
-# -- the chapter's verdict helpers (fldp.papers.adaptive_noise.claims) -----------------------------
-def test_untrained_and_diverged_runs_are_gated():
+# -- the chapters' run helpers (fldp.papers.adaptive_noise.runs) -----------------------------------
+def test_diverged_is_not_finite_and_untrained_is_apart():
     from fldp import verdicts as V
-    from fldp.papers.adaptive_noise import claims as cl
+    from fldp.papers.adaptive_noise import runs as cl
 
     assert V.untrained(0.15, chance=0.1) and V.untrained(float("nan"), chance=0.1) and not V.untrained(0.2, chance=0.1)  # MNIST: below 19 %
     assert V.untrained(0.78, chance=0.76) and not V.untrained(0.79, chance=0.76)      # Adult: a constant guess is 76 %
     assert cl.diverged({"acc": [0.5, 0.9], "diverged_at": 3}) == 3
-    assert cl.diverged({"acc": [0.5, 0.064], "diverged_at": None}) == "untrained"
-    assert cl.diverged({"acc": 0.93, "diverged_at": None}) is None
-    v = V.gate_diverged({"DP": cl.diverged({"acc": 0.07}), "ours": cl.diverged({"acc": 0.95})})
+    assert cl.diverged({"acc": [0.5, 0.064], "diverged_at": None}) is None      # finite: not diverged ...
+    assert cl.untrained({"acc": [0.5, 0.064], "diverged_at": None})             # ... but untrained
+    assert not cl.untrained({"acc": 0.93}) and cl.diverged({"acc": 0.93}) is None
+    runs = [{"acc": [0.3, 0.9]}, {"acc": [0.3, 0.05]}, {"acc": [0.3], "diverged_at": 2}]
+    assert cl.diverged_seeds(runs) == "seed 1: untrained; seed 2: diverged in round 2"
+    assert cl.finals(runs) == [0.9, 0.05, 0.3]                                  # the last finite evaluation
+    v = V.gate_diverged({"DP": cl.diverged(runs[2]), "ours": cl.diverged(runs[0])})
     assert v.label == "inconclusive: diverged" and v.stats["diverged"] == ["DP"]
 
 
 def test_label_attack_power_gate_needs_the_attack_to_beat_a_uniform_guess():
-    from fldp.papers.adaptive_noise import claims as cl
+    from fldp.papers.adaptive_noise import runs as cl
 
     guess = [0.5, 0.6, 0.4, 0.7, 0.5, 0.6]
-    assert cl.gate_guess([0.1, 0.2, 0.1, 0.15, 0.1, 0.2], guess) is None                      # far better: power
-    assert cl.gate_guess([0.6, 0.7, 0.5, 0.8, 0.6, 0.7], guess).label == "inconclusive: no-power"  # worse than guessing
-    assert cl.gate_guess([0.5, 0.6, 0.4, 0.7, 0.5, 0.6], guess).label == "inconclusive: no-power"  # a tie
+    assert cl.gate_guess([0.1, 0.2, 0.1, 0.15, 0.1, 0.2], guess, min_effect=0.05) is None                   # far better: power
+    assert cl.gate_guess([0.1, 0.2, 0.1, 0.15, 0.1, 0.2], guess, min_effect=0.45).reason == "no-power"     # not by 0.45
+    assert cl.gate_guess([0.6, 0.7, 0.5, 0.8, 0.6, 0.7], guess, min_effect=0.05).label == "inconclusive: no-power"  # worse
+    assert cl.gate_guess([0.5, 0.6, 0.4, 0.7, 0.5, 0.6], guess, min_effect=0.0).label == "inconclusive: no-power"   # a tie
 
 
 def test_theorem1_law_verdict():
-    from fldp.papers.adaptive_noise import claims as cl
+    from fldp.papers.adaptive_noise import runs as cl
 
     ok = {"0": {"var_ratio": 1.01, "normal_p": 0.4}, "0.2": {"var_ratio": 0.99, "normal_p": 0.05}}
     assert cl.theorem1_law(ok).verdict == "holds"
@@ -307,12 +312,12 @@ def test_mean_tries_interval_by_hand():
 
 
 def test_seed_helpers_give_finals_divergence_and_nan_padded_curves():
-    from fldp.papers.adaptive_noise import claims as cl
+    from fldp.papers.adaptive_noise import runs as cl
     rs = [{"acc": [0.1, 0.5, 0.9], "rounds": [0, 1, 2], "diverged_at": None},
           {"acc": [0.1, 0.12], "rounds": [0, 1], "diverged_at": 2},
           {"acc": [0.1, 0.11, 0.15], "rounds": [0, 1, 2], "diverged_at": None}]
     assert cl.finals(rs) == [0.9, 0.12, 0.15]
-    assert cl.diverged_seeds(rs) == "seed 1: round 2; seed 2: untrained"
+    assert cl.diverged_seeds(rs) == "seed 1: diverged in round 2; seed 2: untrained"
     assert cl.diverged_seeds(rs[:1]) is None
     x, y = cl.curves(rs)
     assert x.tolist() == [0, 1, 2] and y[0].tolist() == [0.1, 0.5, 0.9] and np.isnan(y[1, 2]) and y[1, 1] == 0.12

@@ -55,6 +55,7 @@ __all__ = [
     "planned_epsilon",
     "calibrate_noise_multiplier",
     "calibrate_gaussian_run",
+    "epsilon_lower_gaussian",
 ]
 
 ACCOUNTANTS = ("pld", "rdp")
@@ -438,6 +439,32 @@ def epsilon(event: Optional[DpEvent], *, delta: float, accountant: str = "pld",
         return mechanisms.gaussian_eps(sigma=simple.noise_multiplier, delta=delta, sensitivity=1.0)
     with _quiet_rdp_orders():
         return float(_new_accountant(accountant, relation).compose(simple).get_epsilon(delta))
+
+
+def epsilon_lower_gaussian(*, noise_multiplier: float, count: int, delta: float, sampling_prob: float = 1.0) -> float:
+    """A lower bound on the eps at ``delta`` of ``count`` releases of the Gaussian mechanism with
+    ``noise_multiplier`` (noise std over the add/remove sensitivity), each Poisson-subsampled at
+    ``sampling_prob``: where an accountant is exact it bounds from below too, so a claimed eps
+    below it is refuted without an audit's resolution limit.
+
+    ``sampling_prob = 1``: compositions of Gaussians are a Gaussian of multiplier z / sqrt(count)
+    (Dong, Roth & Su 2019), whose privacy profile is exact (Balle & Wang 2018, Thm 8,
+    :func:`fldp.mechanisms.gaussian_eps`): the same number :func:`epsilon` gives.  Otherwise the
+    privacy loss distribution's *optimistic* estimate (``dp_accounting``'s
+    ``from_gaussian_mechanism(pessimistic_estimate=False)``, Privacy Buckets, grid 1e-4; Koskela et
+    al. 2020, Doroshenko et al. 2022), which rounds every privacy loss down, so its eps is at most
+    the true one."""
+    z = validate.positive("noise_multiplier", noise_multiplier)
+    count = validate.integer("count", count, 1)
+    delta = validate.open_unit("delta", delta)
+    q = _prob("sampling_prob", sampling_prob)
+    if q == 1.0:
+        return mechanisms.gaussian_eps(sigma=z / math.sqrt(count), delta=delta, sensitivity=1.0)
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    dist = pld.from_gaussian_mechanism(z, sampling_prob=q, pessimistic_estimate=False, use_connect_dots=False,
+                                       value_discretization_interval=1e-4)
+    return float(dist.self_compose(count).get_epsilon_for_delta(delta))
 
 
 def delta_for(event: Optional[DpEvent], *, eps: float, accountant: str = "pld",

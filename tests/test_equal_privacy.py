@@ -59,15 +59,17 @@ def test_accuracy_run_spends_its_target_and_the_paper_would_claim_less():
 def test_same_ranking_holds_fails_on_a_counter_example_and_is_inconclusive_on_a_tie():
     a, b = [0.9, 0.91, 0.92, 0.9, 0.93], [0.5, 0.52, 0.49, 0.5, 0.51]
     same = {"t1": {"x": a, "y": b}, "t2": {"x": a, "y": b}}
-    assert ep.same_ranking(same).verdict == "holds"
+    assert ep.same_ranking(same, min_effect=0.005).verdict == "holds"
     flipped = {"t1": {"x": a, "y": b}, "t2": {"x": b, "y": a}}
-    v = ep.same_ranking(flipped)
+    v = ep.same_ranking(flipped, min_effect=0.005)
     assert v.verdict == "fails" and "x vs y" in v.why
     tie = {"t1": {"x": a, "y": b}, "t2": {"x": a, "y": [0.9, 0.92, 0.91, 0.91, 0.92]}}
-    assert ep.same_ranking(tie).label == "inconclusive: spread"
-    assert ep.same_ranking({"t1": {"x": a[:2], "y": b[:2]}, "t2": {"x": a[:2], "y": b[:2]}}).label == "inconclusive: spread"  # 2 seeds
+    assert ep.same_ranking(tie, min_effect=0.005).label == "inconclusive: spread"
+    assert ep.same_ranking({"t1": {"x": a[:2], "y": b[:2]}, "t2": {"x": a[:2], "y": b[:2]}}, min_effect=0.005).label == "inconclusive: spread"  # 2 seeds
+    nan = {"t1": {"x": a, "y": b}, "t2": {"x": a, "y": [float("nan")] + b[1:]}}
+    assert ep.same_ranking(nan, min_effect=0.005).label == "inconclusive: diverged"
     with pytest.raises(ValueError, match="at least two tasks"):
-        ep.same_ranking({"t1": {"x": a, "y": b}})
+        ep.same_ranking({"t1": {"x": a, "y": b}}, min_effect=0.005)
 
 
 def test_chance_accuracy_is_the_most_frequent_test_label():
@@ -94,8 +96,12 @@ def test_audit_verdict_refutes_only_what_the_audit_certifies():
     assert ep.audit_verdict(row(0.3, 0.5, 0.5)).verdict == "holds"                      # the accountant proves it
     assert ep.audit_verdict(row(0.99, 1.0, 3.9)).label == "inconclusive: no-power"     # below the claim, spends more
     assert ep.audit_verdict(row(9.0, 60.0, 4884.0)).label == "inconclusive: resolution"
-    r = ep.audit_release(ep.zhou_gaussian_release(), trials=20_000)                   # the audit stays below the accountant
-    assert r["lower <= upper"] and ep.audit_verdict(r).label == "inconclusive: no-power"
+    exact = dict(row(9.0, 60.0, 4884.0), **{"accountant eps (lower)": 4884.0})           # an exact accountant decides
+    assert ep.audit_verdict(exact).verdict == "fails" and "4.88e+03" in ep.audit_verdict(exact).why
+    r = ep.audit_release(ep.zhou_gaussian_release(), trials=20_000)                   # the audit stays below the accountant ...
+    assert r["lower <= upper"] and r["audit eps (lower)"] <= 1.0
+    assert 3.85 < r["accountant eps (lower)"] <= r["accountant eps (upper)"]          # ... the optimistic PLD does not
+    assert ep.audit_verdict(r).verdict == "fails"
 
 
 def test_nbafl_as_benchmarked_clips_so_that_the_measured_shift_is_within_its_sensitivity():

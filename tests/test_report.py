@@ -70,7 +70,8 @@ def test_rendered_register_exact_lines(project: Path):
     intro = lines[2]
     assert "`fldp report`" in intro and "`results/`" in intro and "`make reproduce`" in intro
     text = "\n".join(lines)
-    assert "*inconclusive*, with one reason: *no-power*" in text and "fewer than 5 seeds" in text
+    assert "*inconclusive*, with one reason: *not-run*" in text and "fewer than 5 seeds" in text
+    assert "*untrained*: a compared run is finite but below the floor" in text and "one rule both ways" in text
     # summary: paper claims by setting x verdict; wei2020 before the other papers; no quick-mode zhou
     table = lines[lines.index("| Paper | Setting | Holds | Fails | Inconclusive (reasons) |"):]
     assert table[2:5] == [
@@ -106,21 +107,21 @@ def test_rendered_register_exact_lines(project: Path):
         "",
     ]
     assert sec[9:15] == [
-        "| Verdict | Claim | Kind | Setting | Statement | Measured | Expected | Falsifier | Why / note |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| Verdict | Claim | Kind | Setting | Statement | Measured | Expected | Falsifier | Min. effect | Why / note |",
+        "|---|---|---|---|---|---|---|---|---|---|",
         '| holds | Lemma 1 | paper: Lemma 1, eq. (8) | the paper\'s setting | sensitivity <= 2C/m \\| for every '
-        'client | {"n": 3, "ratio": 0.1235} | <= 1 | a pair above 2C/m |  |',
+        'client | {"n": 3, "ratio": 0.1235} | <= 1 | a pair above 2C/m |  |  |',
         "| inconclusive: spread | Remark 2 | paper: Remark 2 | a reading: C = 20, L = 1 | loss falls with eps | "
-        "93.46 |  | a negative paired difference | mean difference 0.001; one local epoch |",
+        "93.46 |  | a negative paired difference |  | mean difference 0.001; one local epoch |",
         "| **fails** | Thm 2 | paper: Thm 2 | reduced: 3 seeds | accuracy above 95 % | 93.46 | 95 | "
-        "accuracy below 95 % |  |",
-        "| holds | spend | diagnostic | the paper's setting | whole-run eps | 4884 |  | eps above 60 |  |",
+        "accuracy below 95 % |  |  |",
+        "| holds | spend | diagnostic | the paper's setting | whole-run eps | 4884 |  | eps above 60 |  |  |",
     ]
     assert sec[15:17] == ["", "![wei2020/sigma](figures/wei2020/sigma.png)"]
     assert "](figures/wei2020/gone.png)" not in text  # a missing figure is not shown
     # the old-form notebook: its claim listed without a verdict
     base = lines[lines.index("### baseline/00_fedavg_baseline"):]
-    assert "| not migrated | B1 |  |  | accuracy >= 90 % |  |  |  |  |" in base
+    assert "| not migrated | B1 |  |  | accuracy >= 90 % |  |  |  |  |  |" in base
     assert not any("PASS" in line or "FAIL" in line for line in lines)
     assert ("- Notebook: [notebooks/00_fedavg_baseline.ipynb](notebooks/00_fedavg_baseline.ipynb)"
             in lines)

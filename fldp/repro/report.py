@@ -89,21 +89,22 @@ def tally_text(claims: Sequence[Mapping[str, Any]]) -> str:
 
 #: The columns of a claims table, shared by REPORT.md, ``build/report.md`` and its HTML page.
 CLAIM_COLUMNS = ("Verdict", "Claim", "Kind", "Setting", "Statement", "Measured", "Expected", "Falsifier",
-                 "Why / note")
+                 "Min. effect", "Why / note")
 
 
 def claim_cells(claim: Mapping[str, Any]) -> list[str]:
     """One row of a claims table (plain text; :func:`cell` or HTML escaping is the caller's)."""
     if not migrated(claim):
         return ["not migrated", one_line(claim.get("id", "") or ""), "", "",
-                one_line(claim.get("statement", "") or ""), "", "", "", ""]
+                one_line(claim.get("statement", "") or ""), "", "", "", "", ""]
     kind = claim["kind"] + (f": {claim['source']}" if claim.get("source") else "")
     setting = SETTING_NAMES.get(claim["setting"], claim["setting"]) + (
         f": {claim['setting_note']}" if claim.get("setting_note") else "")
     why = "; ".join(one_line(x) for x in (claim.get("why"), claim.get("note")) if x)
+    effect = "" if claim.get("min_effect") is None else f"{claim['min_effect']:g} ({one_line(claim.get('units', '') or '')})"
     return [verdict_label(claim), one_line(claim.get("id", "") or ""), one_line(kind),
             one_line(setting), one_line(claim.get("statement", "") or ""), compact(claim.get("measured")),
-            compact(claim.get("expected")), one_line(claim.get("falsifier", "") or ""), why]
+            compact(claim.get("expected")), one_line(claim.get("falsifier", "") or ""), effect, why]
 
 
 def claims_table(claims: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -349,9 +350,12 @@ def _intro(results_label: str) -> list[str]:
         "so (a finding, not an error); *inconclusive*, with one reason: "
         + "; ".join(f"*{k}*: {v}" for k, v in _reasons().items()) + ".",
         "- **Orderings** are judged on paired-by-seed differences (runs with one seed share data, "
-        "batches and noise streams): they hold when every seed's difference has the claimed sign "
-        "and the 95 % interval of the mean difference excludes 0, fail when that interval lies on "
-        f"the other side; fewer than {_min_seeds()} seeds is *inconclusive: spread* (`fldp.verdicts`).",
+        "batches and noise streams) by one rule both ways: each claim states a minimum material effect "
+        "(the Min. effect column; e.g. half a point of accuracy, a loss 1 % lower on paired log ratios); "
+        "it holds when the 95 % interval of the mean difference lies beyond that effect on the claimed "
+        "side, fails when it lies beyond it on the other side, and is otherwise *inconclusive: spread*; "
+        "how many seeds agree is reported, not required; fewer than "
+        f"{_min_seeds()} seeds is *inconclusive: spread* (`fldp.verdicts`).",
         "- **Falsifier**: the measurement that would have made the check fail. A check that cannot "
         "fail is not listed as a claim.",
     ]

@@ -49,8 +49,12 @@ def test_order_claim_judges_paired_seeds_and_records_the_tags():
     tie = sim.order_claim(rec, "c", "falls", [lo + [0.01, -0.01, 0.0, 0.02, -0.02], lo], ["hi", "lo"], **tags)
     two = sim.order_claim(rec, "d", "falls", [[1.0, 1.1], [0.5, 0.6]], ["hi", "lo"], **tags)  # 2 seeds: no verdict
     assert tie.verdict.label == two.verdict.label == "inconclusive: spread"
-    untrained = sim.order_claim(rec, "e", "falls", [lo + 3.0, lo], ["hi", "lo"], **tags)  # above ln 10: did not train
-    assert untrained.verdict.label == "inconclusive: diverged"
+    # a private run that did not train (above ln 10) is the claim's evidence, not a reason to withhold the verdict
+    assert sim.order_claim(rec, "e", "falls", [lo + 3.0, lo], ["hi", "lo"], **tags).verdict.verdict == "holds"
+    blown = sim.order_claim(rec, "f", "falls", [lo + [np.inf, 0, 0, 0, 0], lo], ["hi", "lo"], **tags)
+    assert blown.verdict.label == "inconclusive: diverged"                      # numbers that are not finite
+    small = sim.order_claim(rec, "g", "falls", [lo * 1.005, lo], ["hi", "lo"], **tags)  # 0.5 % higher: not material
+    assert small.verdict.label == "inconclusive: spread"
     a = rec.claims[0]
     assert (a["kind"], a["setting"], a["setting_note"], a["source"]) == ("paper", "reading", "C = 20, L = 1", "Remark 2")
     assert a["falsifier"] and a["measured"]["mean"] == {"hi": round(float((lo + RISE).mean()), 5), "lo": 0.43}
@@ -71,13 +75,16 @@ def cal(**kw):
     return nbafl.Calibration(**{**defaults, **kw})
 
 
-def test_krandom_gate_needs_less_noise_than_all_clients():
-    # L = T: sigma_D = 0 for both, K-random only averages fewer uploads -> the claim cannot be tested
-    gate = sim.gate_krandom(cal(L=50), cal(L=50, K=20))
-    assert gate.label == "inconclusive: no-power" and gate.stats["broadcast noise K-random"] > gate.stats["broadcast noise all"]
+def test_krandom_precondition_is_named_not_a_gate():
+    # L = T: sigma_D = 0 for both, K-random only averages fewer uploads -> the runs still differ: a verdict at this reading
+    pre = sim.krandom_precondition(cal(L=50), cal(L=50, K=20))
+    assert "precondition is absent" in pre and "K-random does not lower the noise" in pre
+    v = sim.at_reading(V.holds_if(False, why="K = 20 worse"), pre)
+    assert v.verdict == "fails" and v.why.startswith("K = 20 worse (at this reading") and v.stats["precondition absent"] == pre
+    assert sim.at_reading(V.holds_if(True, why="ok"), None).why == "ok"
     # L = 1: the paper's own calibration gives all clients a server noise and K-random none
     real = [nbafl.calibrate(eps=60, delta=0.01, C=20.0, L=1, N=50, T=50, m=1200, K=k) for k in (None, 20)]
-    assert real[0].sigma_D > 0 == real[1].sigma_D and sim.gate_krandom(*real) is None
+    assert real[0].sigma_D > 0 == real[1].sigma_D and sim.krandom_precondition(*real) is None
     assert sim.broadcast_noise(cal(sigma_U=3.0, sigma_D=4.0, N=9)) == pytest.approx(math.sqrt(16 + 1))
 
 
@@ -124,7 +131,7 @@ class NoRec:
         pass
 
 
-def test_fig_T_interior_minimum_and_krandom_gate():
+def test_fig_T_interior_minimum_and_krandom_at_its_reading():
     T_list = [5, 10, 20, 30, 50]
     bowl = np.array([0.5, 0.35, 0.30, 0.36, 0.45]) + (np.arange(5) * 0.01)[:, None]  # minimum at T = 20 for every seed
     down = np.array([0.5, 0.4, 0.3, 0.2, 0.1]) + (np.arange(5) * 0.01)[:, None]  # falls through the grid
@@ -132,17 +139,18 @@ def test_fig_T_interior_minimum_and_krandom_gate():
         _, (interior, krandom) = sim.fig_T(FakeRunner("T", lambda e, v, k, c=curve: c + (0.05 if k else 0.0)), NoRec(),
                                            eps_T=[60], T_list=T_list, K=20, K_eps=[60], name="t")
         assert interior.verdict.verdict == want and interior.measured["eps = 60, K = 50"]["argmin_T"] in (20, 50)
-        assert krandom.verdict.label == "inconclusive: no-power"  # L = T: sigma_D = 0 for both schedules
+        # L = T: sigma_D = 0 for both schedules; K-random (0.05 higher on every seed) is judged, the precondition named
+        assert krandom.verdict.verdict == "fails" and "precondition is absent" in krandom.verdict.why
     _, (_, krandom) = sim.fig_T(FakeRunner(1, lambda e, v, k: bowl - (0.05 if k else 0.0)), NoRec(),
                                 eps_T=[60], T_list=T_list, K=20, K_eps=[60], name="t")
     assert krandom.verdict.verdict == "holds"  # L = 1: K-random carries less noise, and it is below on every seed
 
 
-def test_fig_K_gated_at_L_is_T_and_judged_by_the_near_best_set():
+def test_fig_K_judged_at_L_is_T_with_the_precondition_named_and_by_the_near_best_set():
     K_list = [5, 10, 20, 30, 50]
     rising = np.array([0.6, 0.45, 0.37, 0.34, 0.31]) + (np.arange(5) * 0.01)[:, None]  # best at K = N
-    _, gated = sim.fig_K(FakeRunner("T", lambda e, v, k: rising), NoRec(), eps_K=[50, 60], K_list=K_list, name="k")
-    assert gated.verdict.label == "inconclusive: no-power"
+    _, at_L_T = sim.fig_K(FakeRunner("T", lambda e, v, k: rising), NoRec(), eps_K=[50, 60], K_list=K_list, name="k")
+    assert at_L_T.verdict.verdict == "fails" and "no K < N lowers the noise" in at_L_T.verdict.why
     _, judged = sim.fig_K(FakeRunner(1, lambda e, v, k: rising), NoRec(), eps_K=[50], K_list=K_list, name="k")
     assert judged.verdict.verdict == "fails" and judged.measured["eps = 50"]["argmin_K"] == 50
     with pytest.raises(ValueError, match="K < N"):

@@ -33,7 +33,7 @@ __all__ = [
     "dataset", "nbafl_run", "run_record", "RULES", "CLIP", "clip_only", "seed_summary",
     "Reading", "Runner", "final", "NO_BASELINE", "curves", "UNIFORM_LOSS", "Check", "record",
     "gate_loss_untrained", "order_check", "order_claim", "gate_noise_power", "broadcast_noise",
-    "gate_krandom", "collapse", "clipping_note", "server_noise_note", "map_cell", "reading_note",
+    "krandom_precondition", "at_reading", "LOSS_EFFECT", "collapse", "clipping_note", "server_noise_note", "map_cell", "reading_note",
     "separation", "side_by_side", "eps_label", "SOURCES", "fig_eps", "clipping_share",
     "fig_clients", "fig_T", "fig_K", "spend_table", "delta_warning", "gated", "krandom_map"
 ]
@@ -269,21 +269,29 @@ def record(rec, check: Check, *, setting: str, setting_note: str = "", kind: str
                      measured=check.measured, note=" ".join(n for n in (check.note, note) if n))
 
 
+#: The minimum material effect of the chapters' loss orderings: a final training loss 1 % lower,
+#: judged on paired log ratios (:func:`fldp.verdicts.paired_greater` with ``relative=True``).
+LOSS_EFFECT = dict(min_effect=0.01, relative=True)
+
+
 def gate_loss_untrained(groups: Sequence, labels: Sequence[str], *, ceiling: float = UNIFORM_LOSS) -> Optional[V.Verdict]:
-    """``inconclusive: diverged`` when some seed of some setting ends with a final loss that is
-    not finite or lies above ``ceiling`` (the uniform predictor's loss: the run did not train)."""
-    return V.gate_untrained(dict(zip(labels, groups)), limit=ceiling, higher_is_better=False)
+    """``inconclusive: untrained`` when some seed of some setting ends with a finite final loss
+    above ``ceiling`` (the uniform predictor's loss: the run did not train), ``inconclusive:
+    diverged`` when a loss is not finite.  Only for claims that a high loss neither predicts nor
+    refutes: "smaller eps is worse" needs no gate, a run that does not train is its evidence."""
+    return V.gate_untrained(dict(zip(labels, groups)), floor=ceiling, higher_is_better=False,
+                            what="the uniform predictor's loss")
 
 
 def order_check(claim_id: str, statement: str, groups: Sequence, labels: Sequence[str], *, source: str,
                 falsifier: str = "", gate: Optional[V.Verdict] = None, note: str = "") -> Check:
     """The claim that the per-seed values in ``groups`` (one array per setting, every array in
     the same seed order) fall in the given decreasing order, judged on paired seeds
-    (:func:`fldp.verdicts.ordering`) after ``gate`` and :func:`gate_loss_untrained`; the
+    (:func:`fldp.verdicts.ordering`, a loss 1 % apart: :data:`LOSS_EFFECT`) after ``gate``; the
     measurement is the mean per setting."""
-    falsifier = falsifier or ("a consecutive pair in the wrong order: the setting claimed higher ending below the next "
-                              "on paired seeds, the 95 % interval of the mean difference lying below 0")
-    verdict = V.first(gate, gate_loss_untrained(groups, labels), lambda: V.ordering(groups, labels))
+    falsifier = falsifier or ("a consecutive pair in the wrong order: the setting claimed higher ending more than 1 % "
+                              "below the next on paired seeds (the 95 % interval of the mean log ratio)")
+    verdict = V.first(gate, lambda: V.ordering(groups, labels, **LOSS_EFFECT))
     return Check(claim_id, statement + " (on paired seeds)", source, falsifier, verdict,
                  {"mean": {lab: round(float(np.mean(g)), 5) for lab, g in zip(labels, groups)}}, note)
 
@@ -300,15 +308,19 @@ def order_claim(rec, claim_id: str, statement: str, groups: Sequence, labels: Se
 def gate_noise_power(pairs: Mapping[str, tuple]) -> Optional[V.Verdict]:
     """``inconclusive: no-power`` unless, in some of ``pairs`` ({label: (noisiest private
     run's per-seed final loss, the non-private run's, same seeds)}), the private run ends above
-    the non-private one beyond the paired spread (the 95 % interval of the mean per-seed
-    difference lies above 0).  Where the strongest privacy setting does not move the loss,
-    no eps, N, T or K can order it through the noise."""
+    the non-private one by more than the material effect (:data:`LOSS_EFFECT`: the 95 % interval
+    of the mean per-seed log ratio lies above ln 1.01).  Where the strongest privacy setting does
+    not move the loss, no eps, N, T or K can order it through the noise.  A loss that is not
+    finite moves it (a blow-up is the noise at work)."""
     stats = {}
     for label, (private, base) in pairs.items():
-        d = np.asarray(private, dtype=float) - np.asarray(base, dtype=float)
+        p_, b_ = np.asarray(private, dtype=float), np.asarray(base, dtype=float)
+        if not np.all(np.isfinite(p_)):
+            return None
+        d = np.log(p_) - np.log(b_)
         m, lo, hi = V.mean_interval(d) if np.all(np.isfinite(d)) else (math.nan, math.nan, math.nan)
         stats[label] = {"mean_diff": m, "ci": [lo, hi], "n": int(d.size)}
-        if lo > 0:
+        if lo > math.log1p(LOSS_EFFECT["min_effect"]):
             return None
     return V.inconclusive("no-power", "the noisiest private run does not end above its noiseless baseline beyond the "
                           "paired spread (" + "; ".join(f"{k}: mean difference {v['mean_diff']:.3g}, 95 % CI "
@@ -324,20 +336,27 @@ def broadcast_noise(cal) -> float:
     return float(math.sqrt(cal.sigma_D ** 2 + cal.sigma_U ** 2 / n))
 
 
-def gate_krandom(cal_all, cal_k) -> Optional[V.Verdict]:
-    """``inconclusive: no-power`` unless K-random scheduling (calibration ``cal_k``) puts less
-    artificial noise on the broadcast than all clients (``cal_all``): the paper credits
-    K-random with a smaller sigma_D (Lemma 4 against Theorem 1); where that is not so (e.g.
-    sigma_D = 0 for both, so K-random only averages fewer uploads), the claim's mechanism is
-    switched off and the run cannot test it."""
+def krandom_precondition(cal_all, cal_k) -> Optional[str]:
+    """None when K-random scheduling (calibration ``cal_k``) puts less artificial noise on the
+    broadcast than all clients (``cal_all``), the paper's mechanism (a smaller sigma_D, Lemma 4
+    against Theorem 1); otherwise the sentence naming the precondition this reading lacks (e.g.
+    sigma_D = 0 for both, so K-random only averages fewer uploads).  The runs still train and
+    differ: the claim gets its verdict at this reading, with the precondition named
+    (:func:`at_reading`), never ``no-power``."""
     nk, na = broadcast_noise(cal_k), broadcast_noise(cal_all)
-    stats = {"K": cal_k.K, "sigma_D K-random": cal_k.sigma_D, "sigma_D all": cal_all.sigma_D,
-             "broadcast noise K-random": nk, "broadcast noise all": na}
     if nk < na:
         return None
-    return V.inconclusive("no-power", f"K-random does not lower the noise, which the claim rests on: at K = {cal_k.K}, "
-                          f"T = {cal_k.T}, L = {cal_k.L}, sigma_D = {cal_k.sigma_D:.3g} (K-random) vs {cal_all.sigma_D:.3g} "
-                          f"(all clients), so the broadcast noise is {nk:.3g} vs {na:.3g}", stats=stats)
+    return (f"at this reading the paper's precondition is absent: at K = {cal_k.K}, T = {cal_k.T}, L = {cal_k.L}, "
+            f"sigma_D = {cal_k.sigma_D:.3g} (K-random) vs {cal_all.sigma_D:.3g} (all clients), so the broadcast noise is "
+            f"{nk:.3g} vs {na:.3g}: K-random does not lower the noise")
+
+
+def at_reading(verdict: V.Verdict, precondition: Optional[str]) -> V.Verdict:
+    """``verdict`` with the precondition its reading lacks (:func:`krandom_precondition`) named."""
+    if not precondition:
+        return verdict
+    return V.Verdict(verdict.verdict, verdict.reason, f"{verdict.why} ({precondition})",
+                     {**verdict.stats, "precondition absent": precondition})
 
 
 def collapse(claim_id: str, statement: str, checks: Sequence[Check], *, source: str, falsifier: str,
@@ -384,10 +403,10 @@ def map_cell(groups: Sequence, eps_list: Sequence[float], *, start: float):
     ``(row, verdict)``: the mean loss per setting, ``progress`` (the share of the non-private
     loss drop that the least noisy private setting reaches), the descriptive separation of
     :func:`separation` (``min z``, ``all seeds apart``) and the verdict of Remark 2's ordering
-    on paired seeds (:func:`fldp.verdicts.ordering`, after :func:`gate_loss_untrained`)."""
+    on paired seeds (:func:`fldp.verdicts.ordering`, a loss 1 % apart: :data:`LOSS_EFFECT`)."""
     labels = [eps_label(e) for e in eps_list] + ["non-private"]
     sep = separation(groups)
-    verdict = V.first(gate_loss_untrained(groups, labels), lambda: V.ordering(groups, labels))
+    verdict = V.ordering(groups, labels, **LOSS_EFFECT)
     means = [float(np.mean(g)) for g in groups]
     row = {**{f"loss eps={e}": v for e, v in zip(eps_list, means)}, "loss non-private": means[-1],
            "progress": (start - means[-2]) / (start - means[-1]), "min z": sep["min_z"],
@@ -535,7 +554,8 @@ def fig_T(runner: Runner, rec, *, eps_T: Sequence[float], T_list: Sequence[int],
     all clients for every eps in ``eps_T`` and K-random for those in ``K_eps``.  Returns
     ``(final_T, checks)``: an optimal T inside the grid for every eps and schedule (Remark 4,
     :func:`fldp.verdicts.best_setting` with the interior grid points claimed) and, if
-    ``K_eps``, K-random below all clients at the largest T (gated by :func:`gate_krandom`)."""
+    ``K_eps``, K-random below all clients at the largest T (its verdict naming the precondition
+    :func:`krandom_precondition` where this reading lacks it)."""
     import matplotlib.pyplot as plt
 
     schedules = [(eps, k) for eps in eps_T for k in [None, K] if k is None or eps in K_eps]
@@ -563,9 +583,9 @@ def fig_T(runner: Runner, rec, *, eps_T: Sequence[float], T_list: Sequence[int],
     interior = list(T_list[1:-1])
     checks = [Check("Remark 4 / Fig. 10", "final loss vs T has an interior minimum (an optimal T exists) for every eps "
                     "and schedule", SOURCES["T"],
-                    f"the near-best set of T (the grid points not significantly worse than the best on paired seeds) "
+                    f"the near-best set of T (the grid points not materially worse than the best on paired seeds) "
                     f"lying only at the grid's ends T = {T_list[0]} or T = {T_list[-1]}",
-                    V.combine({part(e, k): V.best_setting(arr, list(T_list), claimed=interior)
+                    V.combine({part(e, k): V.best_setting(arr, list(T_list), claimed=interior, **LOSS_EFFECT)
                              for (e, k), arr in final_T.items()}),
                     {part(e, k): {"mean_final_loss": arr.mean(axis=0).round(5), "argmin_T": T_list[int(arr.mean(axis=0).argmin())]}
                      for (e, k), arr in final_T.items()} | {"T": list(T_list)})]
@@ -573,11 +593,13 @@ def fig_T(runner: Runner, rec, *, eps_T: Sequence[float], T_list: Sequence[int],
         T_max, kept = T_list[-1], {}
         for eps in K_eps:
             cals = [runner.calibration(eps, T=T_max, K=k) for k in (None, K)]
-            kept[part(eps, K)] = V.first(gate_krandom(*cals), lambda: V.paired_greater(
-                final_T[eps, None][:, -1], final_T[eps, K][:, -1], labels=("all clients", f"K = {K}")))
+            kept[part(eps, K)] = at_reading(V.paired_greater(final_T[eps, None][:, -1], final_T[eps, K][:, -1],
+                                                             labels=("all clients", f"K = {K}"), **LOSS_EFFECT),
+                                            krandom_precondition(*cals))
         checks.append(Check("Fig. 10 (K-random)", f"K-random (K = {K}) beats NbAFL with all clients at T = {T_max}",
-                            SOURCES["T_K"], "K-random's final loss at the largest T above all clients' on paired seeds "
-                            "(95 % interval excluding 0), where K-random's calibrated noise is below all clients'",
+                            SOURCES["T_K"], "K-random's final loss at the largest T more than 1 % above all clients' on "
+                            "paired seeds; where K-random's calibrated noise is not below all clients', the verdict "
+                            "names that precondition",
                             V.combine(kept), {eps_label(e): {"mean all clients": round(float(final_T[e, None][:, -1].mean()), 5),
                                                 f"mean K = {K}": round(float(final_T[e, K][:, -1].mean()), 5)}
                                             for e in K_eps}))
@@ -588,7 +610,7 @@ def fig_K(runner: Runner, rec, *, eps_K: Sequence[float], K_list: Sequence[int],
     """Fig. 11: final loss against the number K of chosen clients, non-private and each eps.
     Returns ``(sweep, check)``: for every eps an optimal K < N (the near-best set of
     :func:`fldp.verdicts.best_setting` inside K < N, so it beats K = N), gated by
-    :func:`gate_krandom` (some K < N must carry less noise than K = N)."""
+    the precondition named (:func:`at_reading`) where no K < N carries less noise than K = N."""
     import matplotlib.pyplot as plt
 
     below = [k for k in K_list if k < runner.N]
@@ -611,13 +633,12 @@ def fig_K(runner: Runner, rec, *, eps_K: Sequence[float], K_list: Sequence[int],
     rec.savefig(fig, name)
     parts = {}
     for eps in eps_K:
-        gates = [gate_krandom(runner.calibration(eps), runner.calibration(eps, K=k)) for k in below]
-        gate = None if not all(gates) else V.inconclusive(  # no K < N lowers the noise: the largest one's numbers
-            "no-power", f"no K < N lowers the noise (at the largest: {gates[-1].why})", stats=gates[-1].stats)
-        parts[eps_label(eps)] = V.first(gate, lambda a=sweep[eps]: V.best_setting(a, list(K_list), claimed=below))
+        pre = [krandom_precondition(runner.calibration(eps), runner.calibration(eps, K=k)) for k in below]
+        absent = None if not all(pre) else f"no K < N lowers the noise (at the largest: {pre[-1]})"
+        parts[eps_label(eps)] = at_reading(V.best_setting(sweep[eps], list(K_list), claimed=below, **LOSS_EFFECT), absent)
     check = Check("Remark 5 / Fig. 11", f"an optimal K < N exists and beats K = N = {runner.N} (every eps)", SOURCES["K"],
-                  f"the near-best set of K on paired seeds holding only K = N = {runner.N}, where some K < N carries "
-                  "less calibrated noise than K = N", V.combine(parts),
+                  f"the near-best set of K on paired seeds holding only K = N = {runner.N} (the verdict names it where "
+                  "no K < N carries less calibrated noise than K = N)", V.combine(parts),
                   {eps_label(e): {"mean_final_loss": sweep[e].mean(axis=0).round(5),
                                   "argmin_K": K_list[int(sweep[e].mean(axis=0).argmin())]} for e in eps_K}
                   | {"K": list(K_list)})
@@ -689,7 +710,7 @@ def krandom_map(runners: Mapping[int, Runner], rec, *, eps_list: Sequence[float]
                              "loss K minus all (mean)": m, "95 % CI": [lo, hi]})
                 if active:
                     parts[f"L = {L}, eps = {eps}, K = {K}"] = V.paired_greater(
-                        base, base + d, labels=("all clients", f"K = {K}"))
+                        base, base + d, labels=("all clients", f"K = {K}"), **LOSS_EFFECT)
                 diffs.append(d)
             arr = np.array(diffs).T
             plots.mean_band(ax, K_list, arr, label=f"eps = {eps}", marker="o", color=f"C{i}")
@@ -709,6 +730,6 @@ def krandom_map(runners: Mapping[int, Runner], rec, *, eps_list: Sequence[float]
                   "K-random scheduling beats all clients wherever Lemma 4's server noise is on and below all "
                   "clients' (the mechanism the paper credits)", SOURCES["T_K"] + "; " + SOURCES["K"],
                   "in an active cell (sigma_D > 0 under K-random, its broadcast noise below all clients'), K-random's "
-                  "final loss above all clients' on paired seeds (95 % interval excluding 0)", verdict,
+                  "final loss more than 1 % above all clients' on paired seeds", verdict,
                   {"cells": len(rows), "active cells": len(parts)})
     return rows, check

@@ -725,13 +725,15 @@ def test_theorem3_C_max_and_vacuous_ranges():
                              **K03) == pytest.approx(THETA03, rel=1e-9)
 
 
-def test_remark5_verdict_edge_is_K69():
+def test_remark5_verdict_decides_at_K69_and_names_it():
+    """The grid of K resolves K*: an optimum within 1 of K_69 (where sigma_D,K reaches 0, the paper's
+    own mechanism) is decided like any other, and the verdict says where it lies."""
     row = lambda K, K69, b=1.0, bN=2.0: {"K_star": K, "K_min_valid": 1, "bound": b, "bound_K_N": bN,  # noqa: E731
                                          "K_69": K69}
     v = cl.remark5_verdict(rows={"eps=60, T=120": row(19, 19.67)}, N=50)
-    assert (v.verdict, v.reason) == ("inconclusive", "resolution") and "K_69" in v.why
-    assert cl.remark5_verdict(rows={"a": row(20, 19.67)}, N=50).reason == "resolution"  # |20 - 19.67| <= 1
-    assert cl.remark5_verdict(rows={"a": row(21, 19.67)}, N=50).verdict == "holds"  # more than 1 from the edge
+    assert v.verdict == "holds" and "K_69" in v.why and v.stats["at_K69"] == ["eps=60, T=120: K* = 19, K_69 = 19.67"]
+    assert cl.remark5_verdict(rows={"a": row(20, 19.67, 2.5, 2.0)}, N=50).verdict == "fails"  # at K_69 but no better than K = N
+    assert cl.remark5_verdict(rows={"a": row(21, 19.67)}, N=50).stats["at_K69"] == []  # more than 1 from the edge
     assert cl.remark5_verdict(rows={"a": row(50, 19.67, 1.0, 1.0)}, N=50).verdict == "fails"
     # without K_69 the old rule stands
     assert cl.remark5_verdict(rows={"a": _row(30, 21)}, N=50).verdict == "holds"

@@ -4,9 +4,10 @@ itself is :func:`fldp.papers.wei2020.theory.theorem3_optimal_K`; this module tur
 from __future__ import annotations
 
 from fldp import verdicts as V
+from fldp.verdicts import Claim
 from fldp.validate import integer, positive
 
-__all__ = ["remark5_verdict", "remark5_verdict_nonvacuous"]
+__all__ = ["remark5_verdict", "remark5_verdict_nonvacuous", "remark5_derived"]
 
 
 def remark5_verdict(*, rows, N):
@@ -72,3 +73,88 @@ def remark5_verdict_nonvacuous(*, rows, N, Theta):
     v = remark5_verdict(rows=rest, N=N)
     why = v.why + (f" ({len(vacuous)} vacuous rows, bound >= Theta, set aside)" if vacuous else "")
     return V.Verdict(v.verdict, v.reason, why, {**v.stats, "vacuous": vacuous})
+
+
+# -- the claims of the theory chapters (notebooks/wei2020/01-04): their fixed text -----------------
+
+SRC_SIGMA = ("Sec. III-A: sigma_U = c Ds_U/eps ensures (eps, delta)-DP for each client in one exposure, sigma_U = c L "
+             "Ds_U/eps for L exposures; eps = 50, 60, 100, delta = 0.01 in Sec. VI-A")
+CONSTANTS = ("constants estimated from the project's non-private run (lr 0.05, batch 50, 1 local epoch, N = 50; the paper "
+             "gives no values); L = 1")
+classic_at_paper_eps = Claim(
+    "classic_at_paper_eps",
+    "classic calibration gives (eps, delta)-DP to one upload (L = 1) at the paper's eps = 50, 60, 100 with delta = 0.01",
+    kind="paper", source=SRC_SIGMA, setting="reading",
+    setting_note="L = 1 (unstated in Sec. VI); L decides this verdict: at L = T it holds (classic_at_paper_eps_L_T)",
+    falsifier="an exact delta at or below 0.01 for the classic sigma at eps = 50, 60 or 100 (equivalently, an eps really "
+              "bought at delta = 0.01 no larger than the target)")
+classic_at_paper_eps_L_T = Claim(
+    "classic_at_paper_eps_L_T",
+    "a client's whole run is (eps, delta)-DP at the paper's eps = 50, 60, 100 with delta = 0.01 when its noise multiplier "
+    "is cT/eps: its L = T = 25 uploads (sigma_U = c L Ds_U/eps) and the T broadcasts (sigma_A of eq. (16)) alike",
+    kind="paper", source=SRC_SIGMA + "; Theorem 1, eq. (10) and (16): (eps, delta)-DP in the downlink with T aggregations",
+    setting="reading", setting_note="L = T = 25, the largest L the paper allows (L <= T, Sec. II-B; L unstated in Sec. "
+                                    "VI); Ds_D = 2C/(mN) taken as given (notebook 02 tests it)",
+    falsifier="an exact delta above 0.01, or an exact eps above the target, of the T composed releases")
+lemma1_gd = Claim(
+    "lemma1_gd",
+    "eq. (5)-(6): with the local solver Sec. III-A states (full batch, run to the argmin of the proximal local objective) "
+    "the clipped local model moves by <= 2C/m between neighbouring datasets",
+    kind="paper", source="Sec. III-A: 'We assume that the batch size in the local training is equal to the number of "
+                         "training samples', eq. (4)-(6) (Ds_U = 2C/m); Algorithm 1, line 6 (argmin of F_i + mu/2 ||w - "
+                         "w^(t-1)||^2)",
+    setting="reading", setting_note="full-batch gradient descent from w0 until the residual gradient is below a tolerance "
+                                    "of the initial one; mu and the step size are unstated; C unstated",
+    falsifier="a sampled neighbouring pair whose clipped full-batch-GD models, at a residual below the tolerance, differ by "
+              "more than 2C/m")
+lemma1_sgd = Claim(
+    "lemma1_sgd",
+    "eq. (5)-(6) used outside their derivation: with mini-batch SGD as the local solver the clipped local model moves by "
+    "<= 2C/m between neighbouring datasets (every SGD regime)",
+    kind="derived", setting="reading",
+    setting_note="local solver: mini-batch SGD where Sec. III-A states full-batch training to the argmin; C unstated",
+    falsifier="a sampled neighbouring pair whose clipped SGD models differ by more than 2C/m")
+theorem2_sim_mu = Claim(
+    "Theorem 2 at the simulations' mu",
+    "the bound exists (0 < P < 1) at the simulations' proximal mu = 0.01",
+    kind="diagnostic", setting="reading", setting_note="mu = 0.01 (the simulations' reading; mu unstated); " + CONSTANTS,
+    falsifier="estimated constants with rho B (1 + B/2) below the simulations' mu, so that 0 < P < 1 there")
+remark4_derived = Claim(
+    "Remark 4 [re-derived bound]",
+    "the re-derived Theorem 2 bound (d noise coordinates, sigma_A with both branches of (16)) has an informative optimal T "
+    "at the simulations' C = 20: S0 < Theta, so that h falls below Theta to an optimum T* >= L sqrt N (eps = 50, 60, 100)",
+    kind="derived", setting="reading",
+    setting_note="C = 20 (the simulations'), d the MLP's parameters; three readings of lambda1 (D1); " + CONSTANTS
+                 + "; the bound's mu = 2 rho B (1 + B/2) (unstated)",
+    falsifier="S0 < Theta, i.e. remark4_C_max above C = 20, for the eps and lambda1 readings")
+fig45_setting = Claim(
+    "Fig. 4-5 setting",
+    "Lemma 4's b exists at the paper's K-random point (N = 50, K = 20, T = 25, eps in {50, 60, 100}), so its sigma_D, its "
+    "c (72) and Theorem 3's bound as printed (23) are defined there",
+    kind="derived", setting="paper",
+    falsifier="(69), eps < -T ln(1 - K/N), holding at K = 20, T = 25 for one of the paper's eps")
+theorem3_K_range = Claim(
+    "Theorem 3, K range",
+    "Theorem 3's bound as printed can exist (alpha_2 of (94) < 0 for some mu) at every K in 1 < K < N = 50",
+    kind="derived", setting="reading", setting_note="B the maximum of B(w) over the trajectory (estimated; the paper gives "
+                                                    "no value); this reading decides",
+    falsifier="an estimated B with B^2 < 2, so that some mu makes alpha_2 < 0 at every K in 1 < K < N")
+remark5_printed = Claim(
+    "Remark 5 [(23) as printed]",
+    "an optimal K < N exists, inside the range where Theorem 3's bound (23) exists, away from its edges, and beats K = N",
+    kind="paper", source="Remark 5 (Sec. V): there is an optimal K in between 0 and N; K-random beats all N clients",
+    setting="reading", setting_note="(23) as printed (2C = 1, alphas of (95)); T >= 120 (at the paper's T = 25 Lemma 4 "
+                                    "admits only K near N); constants of 03; mu unstated; L = 1, m = 1200",
+    falsifier="a non-vacuous bound whose minimum over K is at K = N, or a K* < N that does not beat K = N")
+
+
+def remark5_derived(variant: str) -> Claim:
+    """Remark 5 on the re-derived Theorem 3 bound, one claim per reading of its alphas (``variant``)."""
+    return Claim(f"Remark 5 [{variant}]",
+                 "on the re-derived Theorem 3 bound (D4: d noise coordinates, sigma_AK with sigma_D,K = 0 where (69) fails) "
+                 "an optimal K < N beats K = N",
+                 kind="derived", setting="reading",
+                 setting_note=f"{variant}; C = 20 (the simulations') and a fraction of the largest C with some K's bound "
+                              "below Theta (the informative reading); the alphas reading decides; constants of 03; L = 1, "
+                              "m = 1200",
+                 falsifier="a non-vacuous row whose minimum over K is at K = N, or whose K* < N does not beat K = N")

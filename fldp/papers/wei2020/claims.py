@@ -148,8 +148,15 @@ remark5_printed = Claim(
     falsifier="a non-vacuous bound whose minimum over K is at K = N, or a K* < N that does not beat K = N")
 
 
-def remark5_derived(variant: str) -> Claim:
-    """Remark 5 on the re-derived Theorem 3 bound, one claim per reading of its alphas (``variant``)."""
+#: The readings of the re-derived Theorem 3 bound's alphas (notebooks/wei2020/04_krandom).
+REMARK5_VARIANTS = ("re-derived, independence alphas", "re-derived, alphas of (93)")
+
+
+def remark5_derived(*, variant: str) -> Claim:
+    """Remark 5 on the re-derived Theorem 3 bound, one claim per reading of its alphas (``variant``,
+    one of :data:`REMARK5_VARIANTS`)."""
+    if variant not in REMARK5_VARIANTS:
+        raise ValueError(f"variant={variant!r} is out of range: variant must be one of {list(REMARK5_VARIANTS)}")
     return Claim(f"Remark 5 [{variant}]",
                  "on the re-derived Theorem 3 bound (D4: d noise coordinates, sigma_AK with sigma_D,K = 0 where (69) fails) "
                  "an optimal K < N beats K = N",

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Optional
 
 from fldp import data, engine, models
+from fldp.verdicts import Claim
 
 __all__ = ["fedavg_run"]
 
@@ -31,8 +32,6 @@ def fedavg_run(*, N: int, T: int, scheme: str, seed: int, alpha: float = 0.5, lo
 def claims() -> dict:
     """The baseline chapter's fixed claims (:class:`fldp.verdicts.Claim`), by name: the project's
     own diagnostics at its own setting (no paper states it)."""
-    from fldp.verdicts import Claim
-
     note = "the project's baseline: N = 50, T = 20, 1 local epoch of SGD (batch 50, lr 0.05), 5 seeds; no paper states it"
     return {
         "iid": Claim("baseline-iid", "non-private FedAvg reaches at least 95 % mean test accuracy on iid MNIST in 20 rounds",

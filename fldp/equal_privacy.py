@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from fldp import accounting, audit, engine, mechanisms, models, seeding
+from fldp.verdicts import Claim
 from fldp.papers.adaptive_noise import algorithm as an
 from fldp.papers.li2021 import algorithm as li
 from fldp.papers.li2021 import theory as li_th
@@ -599,12 +600,6 @@ def accuracy_figure(runs: dict, *, tasks, eps_list, adaptive_audit: Optional[dic
 ACC_EFFECT = 0.005
 
 
-def _claim(*args, **kw):
-    from fldp.verdicts import Claim
-
-    return Claim(*args, **kw)
-
-
 BENCH = ("the benchmark's own setting: every scheme at the same true eps by the accountant, 5 seeds, the tasks "
          "MNIST-MLP, MNIST-logistic regression and Adult-logistic regression")
 CONTROLS = "the audit's own controls (no paper's setting): calibrated mechanisms beside broken twins"
@@ -613,12 +608,12 @@ CONTROLS = "the audit's own controls (no paper's setting): calibrated mechanisms
 def claims() -> dict:
     """The benchmark chapters' fixed claims (:class:`fldp.verdicts.Claim`), by name."""
     return {
-        "broken_caught": _claim(
+        "broken_caught": Claim(
             "audit: broken mechanisms caught", "each broken control's certified lower bound exceeds the eps it claims",
             kind="diagnostic", setting="reading", setting_note=CONTROLS,
             falsifier="a broken control (noise 10x too small, amplification claimed for an always-present canary, "
                       "clipping skipped) whose certified lower bound stays at or below its claimed eps"),
-        "nbafl_2Cm": _claim(
+        "nbafl_2Cm": Claim(
             "NbAFL: the upload sensitivity 2C/m holds (end to end)",
             "one upload of NbAFL's local training moves by at most Ds_U = 2C/m, so sigma_U = c Ds_U / eps makes it "
             "(eps, delta)-DP",
@@ -627,7 +622,7 @@ def claims() -> dict:
                          "with 2 local epochs of batches of 3 at lr 0.5; C at the toy's scale",
             falsifier="a certified end-to-end audit lower bound above the claimed eps while the accountant at 2C/m "
                       "stays within it"),
-        "zhou_understates": _claim(
+        "zhou_understates": Claim(
             "FedSGD-DPC's calibration understates what its noise spends",
             "for the noise that spends a whole-run eps by the accountant, Theorem 2 (classic c_2) would state a smaller "
             "eps, for the same whole run",
@@ -635,7 +630,7 @@ def claims() -> dict:
                                                                     "sqrt(2 ln(1.25/delta)) (the paper leaves it out)",
             falsifier="a FedSGD-DPC run whose Theorem 2 eps for its noise is at or above the accountant's whole-run eps "
                       "for the same noise"),
-        "ranking": _claim(
+        "ranking": Claim(
             "ranking at equal true eps", "the schemes whose eps is sound rank the same way on every task",
             kind="diagnostic", setting="reading", setting_note=BENCH + "; the middle eps of the grid",
             falsifier="a pair of schemes ordered one way on one task and the other way on another, each ordering "
@@ -647,7 +642,7 @@ def claims() -> dict:
 def accountant_check_claim(*, scheme: str, claim: str, setting: str, reading: str = ""):
     """The claim that a paper's accountant, under its own sensitivity, spends no more than it claims
     (``benchmark/01_audit``'s simulated rows)."""
-    return _claim(f"{scheme}: accountant check of {claim}",
+    return Claim(f"{scheme}: accountant check of {claim}",
                   f"under the sensitivity the paper assumes, its noise spends no more than it claims ({claim}; {setting})",
                   kind="derived", setting="reading" if reading else "paper", setting_note=reading,
                   falsifier="an eps the releases certainly spend above the claim: a certified audit lower bound "
@@ -657,7 +652,7 @@ def accountant_check_claim(*, scheme: str, claim: str, setting: str, reading: st
 
 def grows_claim(*, scheme: str, task: str):
     """The benchmark's diagnostic that ``scheme``'s accuracy on ``task`` rises with the true eps."""
-    return _claim(f"{scheme} on {task}: accuracy grows with eps", "final accuracy rises with the true eps over the grid",
+    return Claim(f"{scheme} on {task}: accuracy grows with eps", "final accuracy rises with the true eps over the grid",
                   kind="diagnostic", setting="reading", setting_note=BENCH,
                   falsifier="each seed's fitted change of accuracy over the log-eps grid negative beyond half a point",
                   min_effect=ACC_EFFECT, units="test accuracy, as a fraction")
@@ -665,7 +660,7 @@ def grows_claim(*, scheme: str, task: str):
 
 def ceiling_claim(*, scheme: str, how: str):
     """The benchmark's diagnostic that ``scheme``'s own training trains without noise."""
-    return _claim(f"{scheme}: its training trains without noise (ceiling)",
+    return Claim(f"{scheme}: its training trains without noise (ceiling)",
                   f"{how}: every seed on every task ends above the untrained threshold",
                   kind="diagnostic", setting="reading", setting_note=BENCH,
                   falsifier="a seed of the noiseless run below the untrained threshold (chance plus a tenth of the gap "

@@ -540,14 +540,12 @@ def not_worse(a: Any, b: Any, *, margin: float, labels: Sequence[str] = ("a", "b
     m = _nonneg(margin)
     claim = f"{labels[0]} >= {labels[1]} - {m:g}"
     v = _paired_rule(x - y + m, claim=claim, min_effect=0.0, min_seeds=min_seeds, level=level)
-    d = x - y
-    stats = {**v.stats, "margin": m, "min_effect": m}
     if v.reason == "diverged":
-        return Verdict(v.verdict, v.reason, v.why, stats)
-    mean, lo, hi = mean_interval(d, level=level) if d.size >= 1 else (math.nan,) * 3
-    stats.update(mean_diff=mean, ci=[lo, hi])
-    if d.size < min_seeds:
-        why = f"{claim}: {d.size} paired seed(s) < {min_seeds}, the spread cannot be judged (mean difference {mean:.4g})"
+        return Verdict(v.verdict, v.reason, v.why, {**v.stats, "margin": m, "min_effect": m})
+    mean, lo, hi = v.stats["mean_diff"] - m, v.stats["ci"][0] - m, v.stats["ci"][1] - m  # back to a - b
+    stats = {**v.stats, "mean_diff": mean, "ci": [lo, hi], "margin": m, "min_effect": m}
+    if x.size < min_seeds:
+        why = f"{claim}: {x.size} paired seed(s) < {min_seeds}, the spread cannot be judged (mean difference {mean:.4g})"
     else:
         why = (f"{claim}{' contradicted' if v.verdict == 'fails' else ''}: mean difference {mean:.4g}, {level:.0%} CI "
                f"[{lo:.4g}, {hi:.4g}] against -{m:g}")

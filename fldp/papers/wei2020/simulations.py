@@ -32,7 +32,7 @@ from fldp.papers.wei2020 import algorithm as nbafl
 __all__ = [
     "dataset", "nbafl_run", "run_record", "RULES", "CLIP", "clip_only", "seed_summary",
     "Reading", "Runner", "final", "NO_BASELINE", "curves", "UNIFORM_LOSS", "Check", "record",
-    "gate_loss_untrained", "order_check", "order_claim", "gate_noise_power", "broadcast_noise",
+    "order_check", "order_claim", "gate_noise_power", "broadcast_noise",
     "krandom_precondition", "at_reading", "LOSS_EFFECT", "collapse", "clipping_note", "server_noise_note", "map_cell", "reading_note",
     "separation", "side_by_side", "eps_label", "SOURCES", "fig_eps", "clipping_share",
     "fig_clients", "fig_T", "fig_K", "spend_table", "delta_warning", "gated", "krandom_map"
@@ -274,15 +274,6 @@ def record(rec, check: Check, *, setting: str, setting_note: str = "", kind: str
 LOSS_EFFECT = dict(min_effect=0.01, relative=True)
 
 
-def gate_loss_untrained(groups: Sequence, labels: Sequence[str], *, ceiling: float = UNIFORM_LOSS) -> Optional[V.Verdict]:
-    """``inconclusive: untrained`` when some seed of some setting ends with a finite final loss
-    above ``ceiling`` (the uniform predictor's loss: the run did not train), ``inconclusive:
-    diverged`` when a loss is not finite.  Only for claims that a high loss neither predicts nor
-    refutes: "smaller eps is worse" needs no gate, a run that does not train is its evidence."""
-    return V.gate_untrained(dict(zip(labels, groups)), floor=ceiling, higher_is_better=False,
-                            what="the uniform predictor's loss")
-
-
 def order_check(claim_id: str, statement: str, groups: Sequence, labels: Sequence[str], *, source: str,
                 falsifier: str = "", gate: Optional[V.Verdict] = None, note: str = "") -> Check:
     """The claim that the per-seed values in ``groups`` (one array per setting, every array in
@@ -314,13 +305,11 @@ def gate_noise_power(pairs: Mapping[str, tuple]) -> Optional[V.Verdict]:
     finite moves it (a blow-up is the noise at work)."""
     stats = {}
     for label, (private, base) in pairs.items():
-        p_, b_ = np.asarray(private, dtype=float), np.asarray(base, dtype=float)
-        if not np.all(np.isfinite(p_)):
+        if not np.all(np.isfinite(np.asarray(private, dtype=float))):
             return None
-        d = np.log(p_) - np.log(b_)
-        m, lo, hi = V.mean_interval(d) if np.all(np.isfinite(d)) else (math.nan, math.nan, math.nan)
-        stats[label] = {"mean_diff": m, "ci": [lo, hi], "n": int(d.size)}
-        if lo > math.log1p(LOSS_EFFECT["min_effect"]):
+        v = V.paired_greater(private, base, labels=("private", "noiseless"), min_seeds=1, **LOSS_EFFECT)
+        stats[label] = v.stats
+        if v.verdict == "holds":
             return None
     return V.inconclusive("no-power", "the noisiest private run does not end above its noiseless baseline beyond the "
                           "paired spread (" + "; ".join(f"{k}: mean difference {v['mean_diff']:.3g}, 95 % CI "

@@ -1,5 +1,5 @@
-"""The adaptive CLT noise chapters' run helpers (notebooks ``adaptive_noise/03``-``05`` and the
-benchmark): the few lines :mod:`fldp.verdicts` leaves to a chapter.  The claims themselves are in
+"""The adaptive CLT noise chapters' run helpers (notebooks ``adaptive_noise/01``, ``03``-``05`` and
+the benchmark): the few lines :mod:`fldp.verdicts` leaves to a chapter.  The claims themselves are in
 :mod:`fldp.papers.adaptive_noise.claims`.
 
 * :func:`diverged`: the round a run's numbers stopped being finite (the engine stops it there), else
@@ -8,6 +8,8 @@ benchmark): the few lines :mod:`fldp.verdicts` leaves to a chapter.  The claims 
   is judged on its last finite evaluation (:func:`finals`), and the chapter says so;
 * :func:`gate_guess`: the label-composition attack's power gate (Sec. 7.3.2): the attack must
   beat a uniform guess of the label proportions on the unprotected uploads by a stated margin;
+* :func:`theorem1_normal`, :func:`theorem1_at_layer`, :func:`remark1_clt`: Theorem 1 and Remark 1
+  judged at the CNN's layers (``01_scheme``);
 * :func:`finals`, :func:`diverged_seeds`, :func:`curves`, :func:`band`: a setting run over
   seeds (its last finite values, which seeds diverged or ended untrained, its curves drawn with
   both marked).
@@ -21,7 +23,8 @@ import numpy as np
 from fldp import plots, verdicts as V
 
 __all__ = [
-    "CHANCE", "diverged", "untrained", "gate_guess", "theorem1_law", "finals", "diverged_seeds", "curves", "band"
+    "CHANCE", "diverged", "untrained", "gate_guess", "theorem1_law", "theorem1_normal", "theorem1_at_layer",
+    "remark1_clt", "finals", "diverged_seeds", "curves", "band"
 ]
 
 #: The accuracy of a constant guess over MNIST's 10 classes.
@@ -68,6 +71,43 @@ def theorem1_law(checks: Mapping[Any, Mapping[str, float]], *, tol: float = 0.03
                                                       f"smallest normality p-value {low:.3g} (level {level:g})",
                       stats={"worst_var_error": worst, "min_normal_p": low})
 
+
+
+def theorem1_normal(elements: Mapping[str, float], *, level: float) -> V.Verdict:
+    """Theorem 1's normality at one simulated layer (the adaptive CLT noise paper, Theorem 1 and
+    Remark 1; ``notebooks/adaptive_noise/01_scheme``): holds when D'Agostino's test keeps the
+    normality of both the element along the update and one across it (``normal_p_along`` and
+    ``normal_p_across`` of :func:`.theory.theorem1_elements` above ``level``), else fails."""
+    return V.holds_if(min(elements["normal_p_along"], elements["normal_p_across"]) > level,
+                      why=f"D'Agostino p {elements['normal_p_along']:.3g} (along), "
+                          f"{elements['normal_p_across']:.3g} (across)")
+
+
+def theorem1_at_layer(*, along, elements: Mapping[str, float], level: float, margin: float) -> V.Verdict:
+    """Theorem 1's law N(0, sum_k (n_k/n)^2 sigma_k^2) at one layer of the CNN (the adaptive CLT
+    noise paper, Theorem 1; ``notebooks/adaptive_noise/01_scheme``, claim ``theorem1_law``): zero
+    mean, the standardised element along the update (``along``, one per simulated round, of
+    :func:`.theory.fixed_direction_aggregate`) equivalent to 0 within ``margin`` of Theorem 1's
+    std (:func:`fldp.verdicts.equivalent`), and normal (:func:`theorem1_normal` at ``level``)."""
+    return V.combine({"zero mean": V.equivalent(along, np.zeros_like(along), margin=margin,
+                                                labels=("element along the update", "0")),
+                      "normal": theorem1_normal(elements, level=level)})
+
+
+def remark1_clt(layers: Mapping[str, Mapping[str, float]], *, expected_kurtosis: float, se: float, level: float,
+                K: int, dim: int, trials: int) -> V.Verdict:
+    """Remark 1's "K > 30 suffices for the CLT" (the adaptive CLT noise paper, Remark 1 (2), Sec. 5;
+    ``notebooks/adaptive_noise/01_scheme``, claim ``remark1_clt``): ``inconclusive: no-power`` when
+    the departure from the normal that the CLT leaves at K clients (``expected_kurtosis``, the
+    aggregate's excess kurtosis at the ``dim``-parameter layer) is below twice the standard error
+    ``se`` of a sample's excess kurtosis over ``trials`` rounds; else :func:`theorem1_normal` at
+    every layer (``layers``: name -> :func:`.theory.theorem1_elements`), combined."""
+    if expected_kurtosis < 2 * se:
+        return V.inconclusive("no-power", f"the departure the CLT leaves at K = {K} (excess kurtosis "
+                                          f"{expected_kurtosis:.3g} at the {dim}-parameter layer) is below twice "
+                                          f"the test's standard error {se:.3g}: no test on {trials:,} rounds could "
+                                          "show it")
+    return V.combine({name: theorem1_normal(e, level=level) for name, e in layers.items()})
 
 # -- runs over seeds (notebooks 03 and 04: ``sweep_runs(..., seeds=...)`` gives a list per name) --
 def finals(runs: Sequence[Mapping[str, Any]], key: str = "acc") -> list:

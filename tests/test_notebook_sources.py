@@ -32,6 +32,21 @@ def test_notebook_source_conventions(path):
     assert "rec.save()" in "".join(c.source for c in code)
 
 
+MAX_CELL_LINES = 15  # CONVENTIONS item 4
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: str(p.relative_to(ROOT / "notebooks")))
+def test_code_cells_are_short(path):
+    """Notebooks stay thin: a code cell holds at most 15 lines (its trailing blank lines aside);
+    logic that needs more is a tested function in fldp/. The `parameters` cell is exempt: papermill
+    injects its overrides after that one cell, so every knob must be a plain assignment there."""
+    nb = nbformat.read(path, as_version=4)
+    long = [(i, n) for i, c in enumerate(nb.cells) if c.cell_type == "code"
+            and "parameters" not in c.metadata.get("tags", [])
+            and (n := len(c.source.rstrip().splitlines())) > MAX_CELL_LINES]
+    assert not long, f"code cells longer than {MAX_CELL_LINES} lines (cell index, lines): {long}"
+
+
 def _code_trees(path):
     import ast
 

@@ -154,6 +154,8 @@ def test_a_catalogue_claim_carries_its_fixed_text(output_dir: Path, capsys):
         rec.claim(entry, "another statement", verdict="holds")
     with pytest.raises(ValueError, match="recorded twice"):
         rec.claim(entry, verdict="holds")
+    with pytest.raises(ValueError, match="detail= repeats the catalogue's setting note"):
+        results.Recorder("toy", "again", quick=True).claim(entry, verdict="holds", detail="5 seeds (the paper: 10), C = 2")
     with pytest.raises(ValueError, match="needs units="):
         V.Claim("x", "s", kind="derived", setting="paper", falsifier="f", min_effect=0.1)
     with pytest.raises(ValueError, match="min_effect=-1 is out of range"):

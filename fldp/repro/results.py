@@ -177,6 +177,11 @@ class Recorder:
                                   source=source, setting_note=setting_note)
         cat = entry_claim
         statement, kind, setting, falsifier, source = cat.statement, cat.kind, cat.setting, cat.falsifier, cat.source
+        repeated = [part.strip() for part in str(cat.setting_note).split(";")
+                    if len(part.strip()) >= 20 and part.strip() in str(detail)]
+        if repeated:
+            raise ValueError(f"claim {claim_id!r}: detail= repeats the catalogue's setting note ({repeated[0]!r}); "
+                             "give detail= only what is known at execution")
         setting_note = "; ".join(x for x in (cat.setting_note, detail) if str(x).strip())
         if not isinstance(verdict, V.Verdict):
             verdict = V.Verdict(str(verdict), reason)

@@ -13,7 +13,7 @@ matplotlib.use("Agg")
 from fldp import accounting, verdicts as V  # noqa: E402
 
 from fldp.repro import results
-from fldp.papers.wei2020 import algorithm as nbafl, simulations as sim  # noqa: E402
+from fldp.papers.wei2020 import algorithm as nbafl, claims, simulations as sim  # noqa: E402
 
 
 def summary(curves):
@@ -40,24 +40,62 @@ def test_curves_difference_panel_is_paired_by_seed():
 RISE = np.array([0.10, 0.12, 0.09, 0.11, 0.13])  # five paired seeds, all positive
 
 
+def toy_claim(cid, statement="falls (on paired seeds)"):
+    return V.Claim(cid, statement, kind="paper", source="Remark 2", setting="reading", setting_note="placeholder",
+                   falsifier="f", **claims.SIM_LOSS)
+
+
 def test_order_claim_judges_paired_seeds_and_records_the_tags():
     rec = results.Recorder("toy", "x", quick=True)
     lo = np.array([0.30, 0.50, 0.40, 0.60, 0.35])  # a wide spread between seeds, a clear paired difference
-    tags = dict(source="Remark 2", setting="reading", setting_note="C = 20, L = 1")
-    assert sim.order_claim(rec, "a", "falls", [lo + RISE, lo], ["hi", "lo"], **tags).verdict.verdict == "holds"
-    assert sim.order_claim(rec, "b", "falls", [lo, lo + RISE], ["hi", "lo"], **tags).verdict.verdict == "fails"
-    tie = sim.order_claim(rec, "c", "falls", [lo + [0.01, -0.01, 0.0, 0.02, -0.02], lo], ["hi", "lo"], **tags)
-    two = sim.order_claim(rec, "d", "falls", [[1.0, 1.1], [0.5, 0.6]], ["hi", "lo"], **tags)  # 2 seeds: no verdict
+    note = dict(setting_note="C = 20, L = 1")
+    assert sim.order_claim(rec, toy_claim("a"), [lo + RISE, lo], ["hi", "lo"], **note).verdict.verdict == "holds"
+    assert sim.order_claim(rec, toy_claim("b"), [lo, lo + RISE], ["hi", "lo"], **note).verdict.verdict == "fails"
+    tie = sim.order_claim(rec, toy_claim("c"), [lo + [0.01, -0.01, 0.0, 0.02, -0.02], lo], ["hi", "lo"], **note)
+    two = sim.order_claim(rec, toy_claim("d"), [[1.0, 1.1], [0.5, 0.6]], ["hi", "lo"], **note)  # 2 seeds: no verdict
     assert tie.verdict.label == two.verdict.label == "inconclusive: spread"
     # a private run that did not train (above ln 10) is the claim's evidence, not a reason to withhold the verdict
-    assert sim.order_claim(rec, "e", "falls", [lo + 3.0, lo], ["hi", "lo"], **tags).verdict.verdict == "holds"
-    blown = sim.order_claim(rec, "f", "falls", [lo + [np.inf, 0, 0, 0, 0], lo], ["hi", "lo"], **tags)
+    assert sim.order_claim(rec, toy_claim("e"), [lo + 3.0, lo], ["hi", "lo"], **note).verdict.verdict == "holds"
+    blown = sim.order_claim(rec, toy_claim("f"), [lo + [np.inf, 0, 0, 0, 0], lo], ["hi", "lo"], **note)
     assert blown.verdict.label == "inconclusive: diverged"                      # numbers that are not finite
-    small = sim.order_claim(rec, "g", "falls", [lo * 1.005, lo], ["hi", "lo"], **tags)  # 0.5 % higher: not material
+    small = sim.order_claim(rec, toy_claim("g"), [lo * 1.005, lo], ["hi", "lo"], **note)  # 0.5 % higher: not material
     assert small.verdict.label == "inconclusive: spread"
     a = rec.claims[0]
     assert (a["kind"], a["setting"], a["setting_note"], a["source"]) == ("paper", "reading", "C = 20, L = 1", "Remark 2")
+    assert a["statement"] == "falls (on paired seeds)" and a["min_effect"] == sim.LOSS_EFFECT["min_effect"] == 0.01
     assert a["falsifier"] and a["measured"]["mean"] == {"hi": round(float((lo + RISE).mean()), 5), "lo": 0.43}
+    sim.order_claim(rec, toy_claim("h"), [lo + RISE, lo], ["hi", "lo"])  # no setting note: the catalogue's stays
+    assert rec.claims[-1]["setting_note"] == "placeholder"
+
+
+def test_simulation_claims_catalogue_keeps_the_recorded_text():
+    """The catalogue entries of 05-08 rebuild the text those chapters recorded before it moved there."""
+    eps = claims.sim_eps_order(K=None, order=["eps = 50", "eps = 60", "clipped, no noise"])
+    assert (eps.id, eps.kind, eps.setting) == ("Remark 2 / Fig. 2", "paper", "reading")
+    assert eps.statement == ("final loss falls as eps grows (eps = 50 > eps = 60 > clipped, no noise, all clients) "
+                             "(on paired seeds)")
+    assert eps.source == claims.SIM_SOURCES["eps"] and eps.falsifier == claims.SIM_ORDER_FALSIFIER
+    k4 = claims.sim_eps_order(K=4, order=["eps = 50"])
+    assert k4.id == "Fig. 4 (K-random)" and k4.statement.endswith("(eps = 50, K-random, K = 4) (on paired seeds)")
+    assert claims.sim_clients_order(metric="test loss", eps=60).statement == \
+        "final test loss falls as N grows (eps = 60) (on paired seeds)"
+    assert claims.sim_optimal_T(T_first=2, T_last=8).falsifier.endswith("grid's ends T = 2 or T = 8")
+    assert claims.sim_krandom_T(K=4, T=8).statement == "K-random (K = 4) beats NbAFL with all clients at T = 8"
+    assert claims.sim_optimal_K(N=10).statement == "an optimal K < N exists and beats K = N = 10 (every eps)"
+    fig9 = claims.fig9_theorem2(constants="from 03_convergence", reading="C = 200", T=8)
+    assert fig9.kind == "derived" and fig9.min_effect is None and fig9.setting_note.startswith(
+        "constants rho, beta, l, B, Theta from 03_convergence at C = 200; eps = 60") and fig9.setting_note.endswith("T = 8")
+    honest = {v: claims.remark2_honest_eps(variant=v, target_eps=[1, 16]) for v in claims.HONEST_EPS_NOTE}
+    assert [c.id for c in honest.values()] == ["Remark 2 at honest eps (uplink noise)",
+                                               "Remark 2 at honest eps (server noise)",
+                                               "Remark 2 at honest eps (uplink noise, sensitivity 2C)"]
+    assert honest["server 2C/m"].statement == ("the final loss falls as the whole-run eps grows (1, 16, non-private) "
+                                               "(on paired seeds)")
+    assert honest["uplink 2C"].setting_note.endswith("on the uplink at sensitivity 2C (not the paper's per-exposure one)")
+    with pytest.raises(ValueError, match="variant"):
+        claims.remark2_honest_eps(variant="server 2C", target_eps=[1])
+    every = [eps, k4, claims.sim_krandom_map, *honest.values()]
+    assert all(c.min_effect == sim.LOSS_EFFECT["min_effect"] and c.units for c in every)
 
 
 def test_noise_power_gate():
@@ -89,18 +127,19 @@ def test_krandom_precondition_is_named_not_a_gate():
 
 
 def check(cid, verdict):
-    return sim.Check(cid, "s", "src", "f", verdict, {"mean": {"x": 1.0}})
+    return sim.Check(toy_claim(cid, "s"), verdict, {"mean": {"x": 1.0}})
 
 
 def test_collapse_gates_first_and_keeps_every_part():
     parts = [check("Fig. 2", V.holds_if(True)), check("Fig. 6", V.inconclusive("spread", "few seeds"))]
     power = V.inconclusive("no-power", "noise ~1e-3")
-    one = sim.collapse("all", "st", parts, source="Remarks", falsifier="f", gate=power, measured={"sigma": 1e-3})
-    assert one.verdict is power and one.measured["sigma"] == 1e-3
+    one = sim.collapse(toy_claim("all", "st"), parts, gate=power, measured={"sigma": 1e-3})
+    assert one.verdict is power and one.measured["sigma"] == 1e-3 and one.claim.id == "all"
     assert one.measured["Fig. 6"]["verdict"] == "inconclusive: spread" and one.measured["Fig. 2"]["mean"] == {"x": 1.0}
-    assert sim.collapse("all", "st", parts, source="s", falsifier="f").verdict.label == "inconclusive: spread"
+    assert one.measured["Fig. 2"]["statement"] == "s"
+    assert sim.collapse(toy_claim("all", "st"), parts).verdict.label == "inconclusive: spread"
     with pytest.raises(ValueError, match="distinct"):
-        sim.collapse("all", "st", parts + parts[:1], source="s", falsifier="f")
+        sim.collapse(toy_claim("all", "st"), parts + parts[:1])
 
 
 class FakeRunner(sim.Runner):
@@ -129,6 +168,44 @@ class NoRec:
 
     def savefig(self, *a):
         pass
+
+
+def test_paper_runs_at_true_eps_reads_06s_tables():
+    key = "true whole-run eps at delta=0.01"
+    m06 = {"spend": [{"paper eps": e, "L": L, key: 1000.0 * e / L} for L in (4, 1) for e in (60, 50)],
+           "map": [{"C": 20.0, "L": 1, "lr": 0.05, "acc eps=50": 0.9}, {"C": 5.0, "L": 4, "lr": 0.05, "acc eps=50": 0.5}]}
+    out = sim.paper_runs_at_true_eps(m06, C=20.0, lr=0.05)
+    assert out == [{"L": 1, "paper eps": 50, "true eps": 50000.0, "acc": 0.9},
+                   {"L": 4, "paper eps": 50, "true eps": None, "acc": None}]  # no cell (C = 20, L = 4) in 06's map
+
+
+def test_simulation_figures_draw_the_numbers_given():
+    from fldp.papers.wei2020 import simulation_figures as sfig
+
+    T_list, arr = [2, 4, 8], np.array([[2.0, 1.5, 1.2], [2.1, 1.6, 1.1]])
+    vac = {"P_at_mu": 0.9999, "mu_star": 3.0, "P_star": 0.99, "P_star^T": 0.92, "bound_share_of_Theta": 0.95,
+           "l/(rho B (1+B/2))": 0.02, "needed for P*^T <= 1/2": 0.17}
+    fig = sfig.fig9_bound_vs_experiment(T_list=T_list, experiment={60: arr}, T_grid=np.arange(1, 9),
+                                        bounds={(60, 1.0): np.linspace(3, 2, 8), (60, 400.0): np.linspace(9, 8, 8)},
+                                        C=200.0, N=10, reading="C = 200", vacuity=vac, mu=0.01)
+    labels = [ln.get_label() for ln in fig.axes[0].get_lines()]
+    assert labels[-2:] == ["bound + F*, eps = 60, 2C = 1 (paper)", "bound + F*, eps = 60, 2C = 400"]
+    assert "P*^8 = 0.92" in fig.texts[0].get_text()
+    rows = [{"C": C, "L": L, "lr": 0.05, "min z": z, "all seeds apart": z > 1, "progress": 0.8}
+            for (C, L), z in zip([(1.0, 1), (20.0, 1), (1.0, 4), (20.0, 4)], [0.5, 12.0, -3.0, 2.0])]
+    fig = sfig.fig_settings_map(rows=rows, C_list=[1.0, 20.0], L_list=[1, 4], lr_list=[0.05], eps_list=[50, 60],
+                                N=10, T=4, num_seeds=2, min_progress=0.5)
+    assert fig.axes[0].images[0].get_array()[0, 1] == 10  # z clipped at 10
+    assert [t.get_text() for t in fig.axes[0].texts][:2] == ["0.5", "12.0\napart"]
+    accs = {"uplink 2C/m": np.array([[0.2, 0.8], [0.3, 0.9]]), "uplink 2C": np.array([[0.1, 0.1], [0.1, 0.1]])}
+    fig = sfig.fig_calibrated_accuracy(target_eps=[1, 16], accs=accs, nonprivate_acc=0.95, N=10, T=4, C=20.0,
+                                       paper_runs=[{"L": 1, "paper eps": 50, "true eps": 600.0, "acc": 0.9},
+                                                   {"L": 4, "paper eps": 50, "true eps": None, "acc": None}],
+                                       target_delta=1e-5)
+    ax = fig.axes[0]
+    assert len(ax.collections) == 3 and ax.get_xscale() == "log"  # two seed bands and one of the paper's runs
+    import matplotlib.pyplot as plt
+    plt.close("all")
 
 
 def test_fig_T_interior_minimum_and_krandom_at_its_reading():

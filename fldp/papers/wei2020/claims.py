@@ -81,6 +81,8 @@ SRC_SIGMA = ("Sec. III-A: sigma_U = c Ds_U/eps ensures (eps, delta)-DP for each 
              "Ds_U/eps for L exposures; eps = 50, 60, 100, delta = 0.01 in Sec. VI-A")
 CONSTANTS = ("constants estimated from the project's non-private run (lr 0.05, batch 50, 1 local epoch, N = 50; the paper "
              "gives no values); L = 1")
+#: The reading of the Theorem 2 bound's claims: the constants and the bound's proximal mu.
+CONSTANTS_MU = CONSTANTS + "; the bound's mu = 2 rho B (1 + B/2) (unstated)"
 classic_at_paper_eps = Claim(
     "classic_at_paper_eps",
     "classic calibration gives (eps, delta)-DP to one upload (L = 1) at the paper's eps = 50, 60, 100 with delta = 0.01",
@@ -124,8 +126,7 @@ remark4_derived = Claim(
     "the re-derived Theorem 2 bound (d noise coordinates, sigma_A with both branches of (16)) has an informative optimal T "
     "at the simulations' C = 20: S0 < Theta, so that h falls below Theta to an optimum T* >= L sqrt N (eps = 50, 60, 100)",
     kind="derived", setting="reading",
-    setting_note="C = 20 (the simulations'), d the MLP's parameters; three readings of lambda1 (D1); " + CONSTANTS
-                 + "; the bound's mu = 2 rho B (1 + B/2) (unstated)",
+    setting_note="C = 20 (the simulations'), d the MLP's parameters; three readings of lambda1 (D1); " + CONSTANTS_MU,
     falsifier="S0 < Theta, i.e. remark4_C_max above C = 20, for the eps and lambda1 readings")
 fig45_setting = Claim(
     "Fig. 4-5 setting",
@@ -165,3 +166,133 @@ def remark5_derived(*, variant: str) -> Claim:
                               "below Theta (the informative reading); the alphas reading decides; constants of 03; L = 1, "
                               "m = 1200",
                  falsifier="a non-vacuous row whose minimum over K is at K = N, or whose K* < N does not beat K = N")
+
+
+# -- the claims of the simulation chapters (notebooks/wei2020/05-08): their fixed text -------------
+
+#: The minimum material effect of the simulation chapters' loss orderings and argmins
+#: (``simulations.LOSS_EFFECT``): a final training loss 1 % lower, judged on paired log ratios.
+SIM_LOSS = dict(min_effect=0.01, units="final training loss, relative (paired log ratio against ln 1.01)")
+#: The sentences of the paper (the Remarks and Sec. VI) that the simulation claims cite.
+SIM_SOURCES = {
+    "eps": "Remark 2 (Sec. IV); Sec. VI-A, Figs. 2-3: 'values of the loss function in NbAFL are decreasing as we "
+           "relax the privacy guarantees (increasing eps)'",
+    "eps_K": "Sec. VI-A, Figs. 4-5: 'the convergence performance under the K-client random scheduling is improved "
+             "with an increasing eps'",
+    "N": "Remark 3 (Sec. IV); Sec. VI-B, Figs. 6-7: 'a larger N would achieve a better convergence performance'",
+    "T": "Remark 4 (Sec. IV); Sec. VI-C, Fig. 10: 'the value of loss function is a convex function of maximum "
+         "aggregation times for a given protection level'",
+    "T_K": "Sec. VI-C, Fig. 10: 'K-random scheduling based NbAFL algorithm has a better convergence performance than "
+           "the normalized NbAFL algorithm for a larger T'",
+    "K": "Remark 5 (Sec. V); Sec. VI-D, Fig. 11: 'an optimal K which further improves the convergence performance "
+         "exists for various protection levels'",
+}
+#: The falsifier of an ordering judged on paired seeds (``simulations.order_check``).
+SIM_ORDER_FALSIFIER = ("a consecutive pair in the wrong order: the setting claimed higher ending more than 1 % "
+                       "below the next on paired seeds (the 95 % interval of the mean log ratio)")
+#: The setting note of a simulation claim until its chapter records it: ``simulations.record`` replaces
+#: it with the reading the runs used (``simulations.reading_note`` and what the chapter adds).
+SIM_READING = ("a reading of what Sec. VI leaves out (C, L, mu, the local solver; its lr is 0.002), named with the "
+               "seeds when the chapter records the claim")
+
+
+def _sim_claim(claim_id: str, statement: str, *, source: str, falsifier: str = SIM_ORDER_FALSIFIER) -> Claim:
+    return Claim(claim_id, statement, kind="paper", source=source, setting="reading", setting_note=SIM_READING,
+                 falsifier=falsifier, **SIM_LOSS)
+
+
+def sim_eps_order(*, K, order) -> Claim:
+    """Remark 2 on Figs. 2-3 (``K=None``: all clients) or Figs. 4-5 (K-random, ``K`` clients a
+    round): the final loss falls as eps grows, through ``order`` (the settings' labels, the
+    noisiest first, down to the baseline), on paired seeds."""
+    sched = "all clients" if K is None else f"K-random, K = {K}"
+    return _sim_claim("Remark 2 / Fig. 2" if K is None else "Fig. 4 (K-random)",
+                      f"final loss falls as eps grows ({' > '.join(order)}, {sched}) (on paired seeds)",
+                      source=SIM_SOURCES["eps" if K is None else "eps_K"])
+
+
+def sim_clients_order(*, metric: str, eps) -> Claim:
+    """Remark 3 on Figs. 6-7: the final ``metric`` (``"test loss"``; ``"train loss"`` for runs
+    stored before the test loss was kept) falls as N grows at ``eps``, on paired seeds."""
+    return _sim_claim("Remark 3 / Fig. 6", f"final {metric} falls as N grows (eps = {eps}) (on paired seeds)",
+                      source=SIM_SOURCES["N"])
+
+
+def sim_optimal_T(*, T_first: int, T_last: int) -> Claim:
+    """Remark 4 on Fig. 10: an optimal T inside the grid ``T_first`` .. ``T_last`` for every eps
+    and schedule (the near-best set of ``fldp.verdicts.best_setting``)."""
+    return _sim_claim("Remark 4 / Fig. 10", "final loss vs T has an interior minimum (an optimal T exists) for every "
+                      "eps and schedule", source=SIM_SOURCES["T"],
+                      falsifier="the near-best set of T (the grid points not materially worse than the best on paired "
+                                f"seeds) lying only at the grid's ends T = {T_first} or T = {T_last}")
+
+
+def sim_krandom_T(*, K: int, T: int) -> Claim:
+    """Fig. 10: K-random scheduling with ``K`` clients a round beats all clients at the largest
+    T of the grid, ``T``."""
+    return _sim_claim("Fig. 10 (K-random)", f"K-random (K = {K}) beats NbAFL with all clients at T = {T}",
+                      source=SIM_SOURCES["T_K"],
+                      falsifier="K-random's final loss at the largest T more than 1 % above all clients' on paired seeds; "
+                                "where K-random's calibrated noise is not below all clients', the verdict names that "
+                                "precondition")
+
+
+def sim_optimal_K(*, N: int) -> Claim:
+    """Remark 5 on Fig. 11: an optimal K < N (``N`` clients) beats K = N at every eps."""
+    return _sim_claim("Remark 5 / Fig. 11", f"an optimal K < N exists and beats K = N = {N} (every eps)",
+                      source=SIM_SOURCES["K"],
+                      falsifier=f"the near-best set of K on paired seeds holding only K = N = {N} (the verdict names it "
+                                "where no K < N carries less calibrated noise than K = N)")
+
+
+sim_krandom_map = _sim_claim(
+    "Remark 5 / Fig. 10-11 (K-random where it acts)",
+    "K-random scheduling beats all clients wherever Lemma 4's server noise is on and below all clients' (the mechanism "
+    "the paper credits)", source=SIM_SOURCES["T_K"] + "; " + SIM_SOURCES["K"],
+    falsifier="in an active cell (sigma_D > 0 under K-random, its broadcast noise below all clients'), K-random's final "
+              "loss more than 1 % above all clients' on paired seeds")
+
+
+def fig9_theorem2(*, constants: str, reading: str, T: int) -> Claim:
+    """Theorem 2's bound beside Fig. 9's experiment, informative at the largest T (``T``) for the
+    best mu; ``constants`` says where rho, beta, l, B, Theta come from (``"from 03_convergence"``),
+    ``reading`` is the runs' reading (``simulations.Reading.label``)."""
+    return Claim("Fig. 9 / Theorem 2", "the Theorem 2 bound is informative (below half the initial gap Theta) at the "
+                 "largest T for the best mu",
+                 kind="derived", source="Theorem 2, eq. (17)-(19), drawn beside the experiment in Fig. 9",
+                 setting="reading",
+                 setting_note=f"constants rho, beta, l, B, Theta {constants} at {reading}; eps = 60, clipping bound "
+                              f"restored (2C), mu* the proximal constant that minimises P, T = {T}",
+                 falsifier="the bound at mu* and the largest T at or above half the initial gap Theta, or no bound at "
+                           "mu*")
+
+
+#: What decides Fig. 9's claim (the note it is recorded with).
+FIG9_NOTE = "the cause is the constants (P* = 1 - l / (2 rho B (1 + B/2)) close to 1), not the noise"
+
+#: 08_calibrated's variants ("where sensitivity") and what their eps rest on (each claim's note).
+HONEST_EPS_NOTE = {
+    "uplink 2C/m": "the eps are conditional on the sensitivity 2C/m of eq. (5), which 02_global_dp refutes for "
+                   "mini-batch SGD",
+    "server 2C/m": "the eps are conditional on the sensitivity 2C/(mN) of Lemma 1, eq. (8), which 02_global_dp refutes "
+                   "for mini-batch SGD",
+    "uplink 2C": "the eps rest on the sensitivity 2C of uploads clipped to C, which holds for any local solver",
+}
+
+
+def remark2_honest_eps(*, variant: str, target_eps) -> Claim:
+    """Remark 2 at whole-run eps the accountant calibrates (08_calibrated), one claim per
+    ``variant`` (a key of :data:`HONEST_EPS_NOTE`): the final loss falls as the target eps grows
+    through ``target_eps``, down to non-private, on paired seeds.  Its setting note names the
+    variant; the chapter adds the run's targets and reading."""
+    if variant not in HONEST_EPS_NOTE:
+        raise ValueError(f"variant={variant!r} is out of range: variant must be one of {list(HONEST_EPS_NOTE)}")
+    where, sens = variant.split()
+    return Claim(f"Remark 2 at honest eps ({where} noise" + (", sensitivity 2C)" if sens == "2C" else ")"),
+                 f"the final loss falls as the whole-run eps grows ({', '.join(map(str, target_eps))}, non-private) "
+                 "(on paired seeds)",
+                 kind="paper", source="Remark 2 (Sec. IV): 'By increasing eps, i.e., relaxing the privacy protection "
+                                      "level, the performance of NbAFL algorithm will improve'",
+                 setting="reading", setting_note=f"the accountant's (PLD) whole-run calibration with the noise on the "
+                                                 f"{where} at sensitivity {sens} (not the paper's per-exposure one)",
+                 falsifier=SIM_ORDER_FALSIFIER, **SIM_LOSS)

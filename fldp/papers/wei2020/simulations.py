@@ -7,11 +7,11 @@ A :class:`Reading` fixes C, L, the local learning rate and the local solver; a
 with the paper's MLP; :func:`curves` draws a group of runs with the seed band, and a panel of
 the loss minus the non-private loss of the same seed when the group has a baseline.
 
-The figure functions return, beside their runs, a :class:`Check` per paper claim: the
-statement, the sentence it cites, its falsifier and its verdict from :mod:`fldp.verdicts`
+The figure functions return, beside their runs, a :class:`Check` per paper claim: its entry of
+the claims catalogue (:mod:`fldp.papers.wei2020.claims`) and its verdict from :mod:`fldp.verdicts`
 (orderings on the per-seed final losses, paired by seed; argmins by
 :func:`fldp.verdicts.best_setting`; K-random claims gated on the paper's mechanism being at
-work).  A notebook records them with :func:`record`, giving the setting (its reading is the
+work).  A notebook records them with :func:`record`, giving the setting note (its reading is the
 notebook's), or folds several that share one cause into one claim with :func:`collapse`.
 """
 from __future__ import annotations
@@ -27,15 +27,16 @@ from fldp import accounting, data, models, plots, validate
 from fldp.repro import sweep
 from fldp import verdicts as V
 from fldp.repro.store import RunStore
-from fldp.papers.wei2020 import algorithm as nbafl
+from fldp.verdicts import Claim
+from fldp.papers.wei2020 import algorithm as nbafl, claims
 
 __all__ = [
     "dataset", "nbafl_run", "run_record", "RULES", "CLIP", "clip_only", "seed_summary",
     "Reading", "Runner", "final", "NO_BASELINE", "curves", "UNIFORM_LOSS", "Check", "record",
     "order_check", "order_claim", "gate_noise_power", "broadcast_noise",
     "krandom_precondition", "at_reading", "LOSS_EFFECT", "collapse", "clipping_note", "server_noise_note", "map_cell", "reading_note",
-    "separation", "side_by_side", "eps_label", "SOURCES", "fig_eps", "clipping_share",
-    "fig_clients", "fig_T", "fig_K", "spend_table", "delta_warning", "gated", "krandom_map"
+    "separation", "side_by_side", "eps_label", "fig_eps", "clipping_share",
+    "fig_clients", "fig_T", "fig_K", "spend_table", "delta_warning", "gated", "krandom_map", "paper_runs_at_true_eps"
 ]
 
 
@@ -246,53 +247,48 @@ UNIFORM_LOSS = math.log(10)
 
 @dataclass(frozen=True)
 class Check:
-    """One paper claim of Sec. VI, judged on runs before it is recorded: ``id`` and
-    ``statement`` (the register's), ``source`` (the sentence or figure it cites),
-    ``falsifier`` (the measurement that would have made it fail), ``verdict`` (a
+    """One paper claim of Sec. VI, judged on runs before it is recorded: ``claim`` (its fixed
+    text, a :class:`fldp.verdicts.Claim` of :mod:`fldp.papers.wei2020.claims`), ``verdict`` (a
     :class:`fldp.verdicts.Verdict`) and the numbers behind it (``measured``, ``note``)."""
 
-    id: str
-    statement: str
-    source: str
-    falsifier: str
+    claim: Claim
     verdict: V.Verdict
     measured: Dict[str, Any] = field(default_factory=dict)
     note: str = ""
 
 
-def record(rec, check: Check, *, setting: str, setting_note: str = "", kind: str = "paper", note: str = "") -> str:
-    """Record ``check`` as a claim of ``rec`` (:meth:`fldp.repro.results.Recorder.claim`) at
-    ``setting`` (``setting_note``: the reading or the reduction); ``note`` is added to the
+def record(rec, check: Check, *, setting_note: str = "", note: str = "") -> str:
+    """Record ``check`` as a claim of ``rec`` (:meth:`fldp.repro.results.Recorder.claim`) with
+    its catalogue entry's fixed text; ``setting_note`` (the reading the runs used, known at
+    execution, e.g. :func:`reading_note`) replaces the entry's; ``note`` is added to the
     check's own.  Returns the verdict's label."""
-    return rec.claim(check.id, check.statement, kind=kind, source=check.source, setting=setting,
-                     setting_note=setting_note, verdict=check.verdict, falsifier=check.falsifier,
-                     measured=check.measured, note=" ".join(n for n in (check.note, note) if n))
+    claim = replace(check.claim, setting_note=setting_note) if setting_note else check.claim
+    return rec.claim(claim, verdict=check.verdict, measured=check.measured,
+                     note=" ".join(n for n in (check.note, note) if n))
 
 
-#: The minimum material effect of the chapters' loss orderings: a final training loss 1 % lower,
-#: judged on paired log ratios (:func:`fldp.verdicts.paired_greater` with ``relative=True``).
-LOSS_EFFECT = dict(min_effect=0.01, relative=True)
+#: The minimum material effect of the chapters' loss orderings (the catalogue's
+#: ``claims.SIM_LOSS``): a final training loss 1 % lower, judged on paired log ratios
+#: (:func:`fldp.verdicts.paired_greater` with ``relative=True``).
+LOSS_EFFECT = dict(min_effect=claims.SIM_LOSS["min_effect"], relative=True)
 
 
-def order_check(claim_id: str, statement: str, groups: Sequence, labels: Sequence[str], *, source: str,
-                falsifier: str = "", gate: Optional[V.Verdict] = None, note: str = "") -> Check:
-    """The claim that the per-seed values in ``groups`` (one array per setting, every array in
-    the same seed order) fall in the given decreasing order, judged on paired seeds
+def order_check(claim: Claim, groups: Sequence, labels: Sequence[str], *, gate: Optional[V.Verdict] = None,
+                note: str = "") -> Check:
+    """``claim`` (its statement: the per-seed values in ``groups``, one array per setting, every
+    array in the same seed order, fall in the given decreasing order), judged on paired seeds
     (:func:`fldp.verdicts.ordering`, a loss 1 % apart: :data:`LOSS_EFFECT`) after ``gate``; the
     measurement is the mean per setting."""
-    falsifier = falsifier or ("a consecutive pair in the wrong order: the setting claimed higher ending more than 1 % "
-                              "below the next on paired seeds (the 95 % interval of the mean log ratio)")
     verdict = V.first(gate, lambda: V.ordering(groups, labels, **LOSS_EFFECT))
-    return Check(claim_id, statement + " (on paired seeds)", source, falsifier, verdict,
-                 {"mean": {lab: round(float(np.mean(g)), 5) for lab, g in zip(labels, groups)}}, note)
+    return Check(claim, verdict, {"mean": {lab: round(float(np.mean(g)), 5) for lab, g in zip(labels, groups)}}, note)
 
 
-def order_claim(rec, claim_id: str, statement: str, groups: Sequence, labels: Sequence[str], *, source: str,
-                setting: str, setting_note: str = "", falsifier: str = "", kind: str = "paper",
+def order_claim(rec, claim: Claim, groups: Sequence, labels: Sequence[str], *, setting_note: str = "",
                 gate: Optional[V.Verdict] = None, note: str = "") -> Check:
-    """:func:`order_check` recorded in ``rec`` (:func:`record`); returns the check."""
-    check = order_check(claim_id, statement, groups, labels, source=source, falsifier=falsifier, gate=gate)
-    record(rec, check, setting=setting, setting_note=setting_note, kind=kind, note=note)
+    """:func:`order_check` recorded in ``rec`` (:func:`record`, ``setting_note`` replacing the
+    catalogue entry's); returns the check."""
+    check = order_check(claim, groups, labels, gate=gate)
+    record(rec, check, setting_note=setting_note, note=note)
     return check
 
 
@@ -348,19 +344,19 @@ def at_reading(verdict: V.Verdict, precondition: Optional[str]) -> V.Verdict:
                      {**verdict.stats, "precondition absent": precondition})
 
 
-def collapse(claim_id: str, statement: str, checks: Sequence[Check], *, source: str, falsifier: str,
-             gate: Optional[V.Verdict] = None, measured: Optional[Mapping[str, Any]] = None, note: str = "") -> Check:
-    """Several checks that share one cause as one claim: ``gate`` first (e.g.
-    :func:`gate_noise_power`), then every check must hold (:func:`~fldp.verdicts.combine`); each check's
-    statement, verdict and numbers are kept under its id in ``measured`` (beside ``measured``'s
-    own entries, e.g. the noise levels)."""
-    if len({c.id for c in checks}) != len(checks):
-        raise ValueError(f"checks must have distinct ids, got {[c.id for c in checks]}")
-    parts = {c.id: c.verdict for c in checks}
-    out = {c.id: {"statement": c.statement, "verdict": c.verdict.label, "why": c.verdict.why, **c.measured}
+def collapse(claim: Claim, checks: Sequence[Check], *, gate: Optional[V.Verdict] = None,
+             measured: Optional[Mapping[str, Any]] = None, note: str = "") -> Check:
+    """Several checks that share one cause as one claim (``claim``, its catalogue entry): ``gate``
+    first (e.g. :func:`gate_noise_power`), then every check must hold (:func:`~fldp.verdicts.combine`);
+    each check's statement, verdict and numbers are kept under its id in ``measured`` (beside
+    ``measured``'s own entries, e.g. the noise levels)."""
+    ids = [c.claim.id for c in checks]
+    if len(set(ids)) != len(checks):
+        raise ValueError(f"checks must have distinct ids, got {ids}")
+    parts = {c.claim.id: c.verdict for c in checks}
+    out = {c.claim.id: {"statement": c.claim.statement, "verdict": c.verdict.label, "why": c.verdict.why, **c.measured}
            for c in checks}
-    return Check(claim_id, statement, source, falsifier, V.first(gate, lambda: V.combine(parts)),
-                 {**dict(measured or {}), **out}, note)
+    return Check(claim, V.first(gate, lambda: V.combine(parts)), {**dict(measured or {}), **out}, note)
 
 
 def clipping_note(C: float, w_norm: float) -> str:
@@ -459,27 +455,15 @@ def _calibrations(groups: Dict, label: Callable) -> Dict[str, dict]:
     return {label(k): cal.as_dict() for k, (_, cal) in groups.items() if cal is not None}
 
 
-SOURCES = {
-    "eps": "Remark 2 (Sec. IV); Sec. VI-A, Figs. 2-3: 'values of the loss function in NbAFL are decreasing as we "
-           "relax the privacy guarantees (increasing eps)'",
-    "eps_K": "Sec. VI-A, Figs. 4-5: 'the convergence performance under the K-client random scheduling is improved "
-             "with an increasing eps'",
-    "N": "Remark 3 (Sec. IV); Sec. VI-B, Figs. 6-7: 'a larger N would achieve a better convergence performance'",
-    "T": "Remark 4 (Sec. IV); Sec. VI-C, Fig. 10: 'the value of loss function is a convex function of maximum "
-         "aggregation times for a given protection level'",
-    "T_K": "Sec. VI-C, Fig. 10: 'K-random scheduling based NbAFL algorithm has a better convergence performance than "
-           "the normalized NbAFL algorithm for a larger T'",
-    "K": "Remark 5 (Sec. V); Sec. VI-D, Fig. 11: 'an optimal K which further improves the convergence performance "
-         "exists for various protection levels'",
-}
 
 
 def fig_eps(runner: Runner, rec, *, eps_list: Sequence[float], K: Optional[int], name: str, figure: str,
-            claim_id: str, clip_baseline: bool = True):
+            clip_baseline: bool = True):
     """Figs. 2-3 (``K=None``) or 4-5 (K-random): loss and accuracy per round for each eps,
     non-private and (``clip_baseline``) the clipped, noiseless pipeline; returns ``(groups,
-    check)``, the check being that the final loss falls as eps grows (Remark 2), on paired seeds,
-    down to the clipped baseline (the noise's effect alone) when there is one.  The check's
+    check)``, the check being that the final loss falls as eps grows (Remark 2; the catalogue's
+    ``claims.sim_eps_order``), on paired seeds, down to the clipped baseline (the noise's effect
+    alone) when there is one.  The check's
     numbers split each eps's gap to the non-private loss into clipping's share (clipped minus
     non-private) and the noise's (eps minus clipped), per seed."""
     base = [None, CLIP] if clip_baseline else [None]
@@ -491,9 +475,8 @@ def fig_eps(runner: Runner, rec, *, eps_list: Sequence[float], K: Optional[int],
     rec.add(f"{name}/calibration", _calibrations(groups, eps_label))
     rec.savefig(fig, name)
     keys = [*eps_list, CLIP if clip_baseline else None]
-    check = order_check(claim_id, f"final loss falls as eps grows ({' > '.join(eps_label(k) for k in keys)}, {sched})",
-                        [final(groups[k][0]) for k in keys], [eps_label(k) for k in keys],
-                        source=SOURCES["eps" if K is None else "eps_K"])
+    check = order_check(claims.sim_eps_order(K=K, order=[eps_label(k) for k in keys]),
+                        [final(groups[k][0]) for k in keys], [eps_label(k) for k in keys])
     if clip_baseline:
         split = clipping_share(groups, eps_list)
         rec.add(f"{name}/clipping_vs_noise", split)
@@ -526,9 +509,8 @@ def fig_clients(runner: Runner, rec, *, eps: float, N_list: Sequence[int], m: in
     rec.savefig(fig, name)
     on_test = all("test_loss" in groups[n][0] for n in N_list)
     metric = "test_loss" if on_test else "train_loss"
-    check = order_check("Remark 3 / Fig. 6", f"final {metric.replace('_', ' ')} falls as N grows (eps = {eps})",
+    check = order_check(claims.sim_clients_order(metric=metric.replace('_', ' '), eps=eps),
                         [np.asarray(groups[n][0][metric]["runs"])[:, -1] for n in N_list], [label(n) for n in N_list],
-                        source=SOURCES["N"],
                         note="judged on the test loss (one test set for every N): each N's training loss is "
                              f"averaged over its own {m} N samples, which a larger N dilutes" if on_test else
                              f"judged on the training loss (runs stored before the test loss was kept): each N's "
@@ -570,10 +552,7 @@ def fig_T(runner: Runner, rec, *, eps_T: Sequence[float], T_list: Sequence[int],
     rec.savefig(fig, name)
     part = lambda eps, k: f"eps = {eps}, K = {k or runner.N}"  # noqa: E731
     interior = list(T_list[1:-1])
-    checks = [Check("Remark 4 / Fig. 10", "final loss vs T has an interior minimum (an optimal T exists) for every eps "
-                    "and schedule", SOURCES["T"],
-                    f"the near-best set of T (the grid points not materially worse than the best on paired seeds) "
-                    f"lying only at the grid's ends T = {T_list[0]} or T = {T_list[-1]}",
+    checks = [Check(claims.sim_optimal_T(T_first=T_list[0], T_last=T_list[-1]),
                     V.combine({part(e, k): V.best_setting(arr, list(T_list), claimed=interior, **LOSS_EFFECT)
                              for (e, k), arr in final_T.items()}),
                     {part(e, k): {"mean_final_loss": arr.mean(axis=0).round(5), "argmin_T": T_list[int(arr.mean(axis=0).argmin())]}
@@ -585,10 +564,7 @@ def fig_T(runner: Runner, rec, *, eps_T: Sequence[float], T_list: Sequence[int],
             kept[part(eps, K)] = at_reading(V.paired_greater(final_T[eps, None][:, -1], final_T[eps, K][:, -1],
                                                              labels=("all clients", f"K = {K}"), **LOSS_EFFECT),
                                             krandom_precondition(*cals))
-        checks.append(Check("Fig. 10 (K-random)", f"K-random (K = {K}) beats NbAFL with all clients at T = {T_max}",
-                            SOURCES["T_K"], "K-random's final loss at the largest T more than 1 % above all clients' on "
-                            "paired seeds; where K-random's calibrated noise is not below all clients', the verdict "
-                            "names that precondition",
+        checks.append(Check(claims.sim_krandom_T(K=K, T=T_max),
                             V.combine(kept), {eps_label(e): {"mean all clients": round(float(final_T[e, None][:, -1].mean()), 5),
                                                 f"mean K = {K}": round(float(final_T[e, K][:, -1].mean()), 5)}
                                             for e in K_eps}))
@@ -625,9 +601,7 @@ def fig_K(runner: Runner, rec, *, eps_K: Sequence[float], K_list: Sequence[int],
         pre = [krandom_precondition(runner.calibration(eps), runner.calibration(eps, K=k)) for k in below]
         absent = None if not all(pre) else f"no K < N lowers the noise (at the largest: {pre[-1]})"
         parts[eps_label(eps)] = at_reading(V.best_setting(sweep[eps], list(K_list), claimed=below, **LOSS_EFFECT), absent)
-    check = Check("Remark 5 / Fig. 11", f"an optimal K < N exists and beats K = N = {runner.N} (every eps)", SOURCES["K"],
-                  f"the near-best set of K on paired seeds holding only K = N = {runner.N} (the verdict names it where "
-                  "no K < N carries less calibrated noise than K = N)", V.combine(parts),
+    check = Check(claims.sim_optimal_K(N=runner.N), V.combine(parts),
                   {eps_label(e): {"mean_final_loss": sweep[e].mean(axis=0).round(5),
                                   "argmin_K": K_list[int(sweep[e].mean(axis=0).argmin())]} for e in eps_K}
                   | {"K": list(K_list)})
@@ -715,10 +689,25 @@ def krandom_map(runners: Mapping[int, Runner], rec, *, eps_list: Sequence[float]
     rec.add(name, rows); rec.savefig(fig, name)
     verdict = V.combine(parts) if parts else V.inconclusive(
         "no-power", "no cell of the map has sigma_D > 0 with less K-random noise than all clients'")
-    check = Check("Remark 5 / Fig. 10-11 (K-random where it acts)",
-                  "K-random scheduling beats all clients wherever Lemma 4's server noise is on and below all "
-                  "clients' (the mechanism the paper credits)", SOURCES["T_K"] + "; " + SOURCES["K"],
-                  "in an active cell (sigma_D > 0 under K-random, its broadcast noise below all clients'), K-random's "
-                  "final loss more than 1 % above all clients' on paired seeds", verdict,
-                  {"cells": len(rows), "active cells": len(parts)})
+    check = Check(claims.sim_krandom_map, verdict, {"cells": len(rows), "active cells": len(parts)})
     return rows, check
+
+
+def paper_runs_at_true_eps(m06: Mapping[str, Any], *, C: float, lr: float) -> list:
+    """Wei et al. 2020's own runs (its Sec. VI calibration) as ``08_calibrated`` places them on
+    its plot of accuracy against the true whole-run eps: from ``06_settings_map``'s results
+    (``m06``, its ``data`` with the ``spend`` and ``map`` tables), for every L of the spend
+    table in increasing order, the whole-run eps its true-spend column gives at the smallest paper
+    eps, and the final test accuracy of 06's cell (``C``, L, ``lr``) at that eps.  Returns
+    ``[{"L", "paper eps", "true eps", "acc"}]``, ``true eps`` and ``acc`` None where 06 has no
+    such cell or spend row."""
+    key = next(k for k in m06["spend"][0] if k.startswith("true whole-run eps"))
+    e0 = min(r["paper eps"] for r in m06["spend"])
+    out = []
+    for L in sorted({r["L"] for r in m06["spend"]}):
+        cell = [r for r in m06["map"] if (r["C"], r["L"], r["lr"]) == (C, L, lr)]
+        sp = [r for r in m06["spend"] if (r["L"], r["paper eps"]) == (L, e0)]
+        found = bool(cell and sp)
+        out.append({"L": L, "paper eps": e0, "true eps": sp[0][key] if found else None,
+                    "acc": cell[0][f"acc eps={e0}"] if found else None})
+    return out

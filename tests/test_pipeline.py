@@ -107,7 +107,7 @@ def test_pipeline_report_statuses_claims_and_figures(run, output_dir: Path):
     assert (output_dir / "figures" / "toy" / "line.png").is_file()
     assert "## toy/good.ipynb" in report and "- Status: ok" in report
     # the register's one renderer: the same columns as REPORT.md
-    assert "| Verdict | Claim | Kind | Setting | Statement | Measured | Expected | Falsifier | Why / note |" in report
+    assert "| Verdict | Claim | Kind | Setting | Statement | Measured | Expected | Falsifier | Min. effect | Why / note |" in report
     assert "| holds | C1 | diagnostic | the paper's setting | scale was injected as 3 | 3 | 3 | a scale other than 3 |" \
         in report
     assert "| **fails** | C2 | paper: eq. (1) | a reading: toy | a claim that does not hold |  |  | any | on purpose |" \

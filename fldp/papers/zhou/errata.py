@@ -8,7 +8,7 @@ against Y_0 (:func:`min_bound`); Solution 3's K.K.T. test (:func:`solution3_slop
 :func:`solution3_margin`); the curvature of Sec. VI-B's U (:func:`gaussian_curvature`,
 :func:`numerical_hessian`); the Gamma recipe (:func:`label_skew_gamma`); the statistics the
 estimation releases (:func:`local_statistics`); the signal-to-noise ratio of a run
-(:func:`snr_bound`).  The paper's own formulas come from :mod:`.theory` and :mod:`.algorithm`.
+(:func:`snr_bound`).  The paper's own formulas come from :mod:`fldp.papers.zhou.theory` and :mod:`fldp.papers.zhou.algorithm`.
 """
 from __future__ import annotations
 

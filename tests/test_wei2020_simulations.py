@@ -105,6 +105,8 @@ def test_noise_power_gate():
     gate = sim.gate_noise_power({"all": (tiny, base), "K-random": (tiny, base)})
     assert gate.label == "inconclusive: no-power" and set(gate.stats) == {"all", "K-random"}
     assert sim.gate_noise_power({"all": (tiny, base), "K-random": (base + RISE, base)}) is None  # one shows it
+    # a private run below its noiseless baseline refutes the ordering: no gate may hide it
+    assert sim.gate_noise_power({"all": (tiny, base), "K-random": (base - RISE, base)}) is None
 
 
 def cal(**kw):

@@ -298,14 +298,16 @@ def gate_noise_power(pairs: Mapping[str, tuple]) -> Optional[V.Verdict]:
     the non-private one by more than the material effect (:data:`LOSS_EFFECT`: the 95 % interval
     of the mean per-seed log ratio lies above ln 1.01).  Where the strongest privacy setting does
     not move the loss, no eps, N, T or K can order it through the noise.  A loss that is not
-    finite moves it (a blow-up is the noise at work)."""
+    finite moves it (a blow-up is the noise at work).  A private run that ends *below* its
+    noiseless baseline beyond the effect is no lack of power but evidence against "more privacy
+    costs accuracy": the gate then steps aside (``None``) and the ordering's own rule decides."""
     stats = {}
     for label, (private, base) in pairs.items():
         if not np.all(np.isfinite(np.asarray(private, dtype=float))):
             return None
         v = V.paired_greater(private, base, labels=("private", "noiseless"), min_seeds=1, **LOSS_EFFECT)
         stats[label] = v.stats
-        if v.verdict == "holds":
+        if v.verdict in ("holds", "fails"):
             return None
     return V.inconclusive("no-power", "the noisiest private run does not end above its noiseless baseline beyond the "
                           "paired spread (" + "; ".join(f"{k}: mean difference {v['mean_diff']:.3g}, 95 % CI "

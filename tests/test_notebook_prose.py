@@ -9,64 +9,19 @@ belongs in a ``rec.finding(f"...")`` formatted from the computed values, which t
 REPORT.md and the book all show.  Checked without running the notebooks."""
 from __future__ import annotations
 
-import ast
-import re
-from functools import lru_cache
 from pathlib import Path
 
 import nbformat
 import pytest
 
 from fldp.repro import chapters
+from prose_numbers import PAPERS, ROOT, free, numbers
+from prose_numbers import code_numbers as _code_numbers, paper_numbers as _paper_numbers
 
-ROOT = Path(__file__).resolve().parent.parent
-PAPERS = ROOT.parent / "shared" / "papers"
-PAPER_TEXT = {"wei2020": "wei2020_nbafl_tifs.txt", "zhou": "zhou_queries_replies_fedsgd_dpc.txt",
-              "li2021": "li_chang_chi_secure_fedavg.txt", "adaptive_noise": "adaptive_clt_noise_perturbation.txt"}
 CHAPTERS = [p for p in chapters.discover(ROOT / "notebooks") if p.parent != ROOT / "notebooks"]
 #: Chapters whose prose still states measured numbers by hand (issue 40 moved them all into findings:
 #: empty; the test fails on a listed chapter that is clean, so the list can only shrink).
 NOT_YET: set = set()
-
-NUMBER = re.compile(r"(?<![\w.^_{}/\\])(?<![eE][-+])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?!\w)(?!\.\d)")
-
-
-def numbers(text: str) -> list[tuple[str, float]]:
-    """The numbers a reader sees in ``text``: ``[(as written, value)]``, thousands separators
-    allowed; inline code, link targets and HTML comments left out (names and paths, not numbers)."""
-    text = re.sub(r"<!--.*?-->", " ", text, flags=re.S)
-    text = re.sub(r"`[^`]*`", " ", text)
-    text = re.sub(r"\]\([^)]*\)", "]", text)
-    out = []
-    for m in NUMBER.finditer(text):
-        written = m.group(0)
-        out.append((written, float(written.replace(",", ""))))
-    return out
-
-
-@lru_cache(maxsize=None)
-def _paper_numbers(paper: str) -> frozenset:
-    name = PAPER_TEXT.get(paper)
-    if not name or not (PAPERS / name).exists():
-        return frozenset()
-    return frozenset(v for _, v in numbers((PAPERS / name).read_text(errors="replace")))
-
-
-def _code_numbers(nb) -> set:
-    out = set()
-    for c in nb.cells:
-        if c.cell_type != "code":
-            continue
-        try:
-            tree = ast.parse(c.source)
-        except SyntaxError:
-            continue
-        for n in ast.walk(tree):
-            if isinstance(n, ast.Constant) and isinstance(n.value, (int, float)) and not isinstance(n.value, bool):
-                out.add(float(n.value))
-            elif isinstance(n, ast.Constant) and isinstance(n.value, str):
-                out.update(v for _, v in numbers(n.value))
-    return out
 
 
 def hand_typed(path: Path) -> list[str]:
@@ -81,7 +36,7 @@ def hand_typed(path: Path) -> list[str]:
         if c.cell_type != "markdown":
             continue
         for written, v in numbers(c.source):
-            if (v.is_integer() and (v <= 10 or 1950 <= v <= 2030)) or v in allowed or v in listed:
+            if free(v) or v in allowed or v in listed:
                 continue
             bad.append(f"cell {i}: {written}")
     return bad

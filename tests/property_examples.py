@@ -57,6 +57,8 @@ def public_functions() -> dict:
             obj = getattr(mod, n)
             if inspect.isclass(obj) or not callable(obj):  # classes and constants: not formulas
                 continue
+            if inspect.signature(obj).return_annotation in ("Claim", "V.Claim"):  # a claim's text: not a formula
+                continue
             out[f"{modname}.{n}"] = obj
     return out
 
@@ -212,7 +214,6 @@ def examples() -> dict:
                                    d=1000, alphas="independent", **WEI_K),
         "fldp.papers.wei2020.claims.remark5_verdict": dict(rows={"eps=60": {"K_star": 5, "bound": 1.0, "bound_K_N": 2.0,
                                                      "K_min_valid": 2, "K_69": 3.1}}, N=10),
-        "fldp.papers.wei2020.claims.remark5_derived": dict(variant="re-derived, independence alphas"),
         "fldp.papers.wei2020.claims.remark5_verdict_nonvacuous": dict(rows={"eps=60": {"K_star": 5, "bound": 1.0, "bound_K_N": 2.0,
                                                                 "K_min_valid": 2}}, N=10, Theta=3.0),
         W + "uplink_exposures_privacy": dict(eps=60.0, delta=0.01, L=1),

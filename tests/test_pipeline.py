@@ -110,7 +110,7 @@ def test_pipeline_report_statuses_claims_and_figures(run, output_dir: Path):
     assert "| Verdict | Claim | Kind | Setting | Statement | Measured | Expected | Falsifier | Min. effect | Why / note |" in report
     assert "| holds | C1 | diagnostic | the paper's setting | scale was injected as 3 | 3 | 3 | a scale other than 3 |" \
         in report
-    assert "| **fails** | C2 | paper: eq. (1) | a reading: toy | a claim that does not hold |  |  | any | on purpose |" \
+    assert "| **fails** | C2 | paper: eq. (1) | a reading: toy | a claim that does not hold |  |  | any |  | on purpose |" \
         in report
     assert "| toy/good.ipynb | ok |" in report and "| 1 holds · 1 fails |" in report
     assert "figures/toy/line.png" in report

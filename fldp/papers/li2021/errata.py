@@ -305,7 +305,7 @@ def bias_curvature(*, bias: float) -> float:
     """``s(bias) (1 - s(bias))`` (s the logistic function): the second derivative of every F_k of
     Sec. 4.1 along its bias at w = 0, whatever the data (all logits equal the bias there, and the
     penalty lambda ||w||^2 leaves the bias out).  Assumption 2's mu can be no larger, for any bias,
-    so mu = 0: it falls as e^{-|bias|}.
+    so mu = 0: it falls as ``e^{-|bias|}``.
 
     Source: Li, Chang & Chi 2020, Sec. 4.1's model against Assumption 2."""
     x = abs(validate.real("bias", bias))

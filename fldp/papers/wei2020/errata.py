@@ -185,12 +185,12 @@ def basic_composition(*, eps, delta, n):
 
 # ------------------------------------------------------------------ Remark 1 vs eq. (5)
 def aggregate_sensitivity(*, sizes, C, dim=8, seed=0):
-    """Wei et al. 2020, eq. (4)-(9) and Remark 1 at any split ``sizes`` = (|D_1|, ..., |D_N|):
-    the move of the aggregate (7), s = sum_i p_i w_i with p_i = |D_i|/|D|, when one sample of
+    """Wei et al. 2020, eq. (4)-(9) and Remark 1 at any split ``sizes`` = ``(|D_1|, ..., |D_N|)``:
+    the move of the aggregate (7), s = sum_i p_i w_i with ``p_i = |D_i|/|D|``, when one sample of
     client i is replaced, with eq. (4)'s local model (the mean of the per-sample argmins, exact
     for the squared loss: w_i = mean_j x_ij, every ||x_ij|| = C) and the worst replacement
     (x -> -x).  Returns ``{"measured", "eq5", "paper"}``, arrays over i: the measured move,
-    p_i Ds_U^{D_i} = p_i 2C/|D_i| of eq. (5) and (30) (= 2C/|D|), and Remark 1's 2C p_i/m of (8)-(9)."""
+    ``p_i Ds_U^{D_i} = p_i 2C/|D_i|`` of eq. (5) and (30) (``= 2C/|D|``), and Remark 1's 2C p_i/m of (8)-(9)."""
     sizes = np.asarray([validate.integer(f"sizes[{i}]", s, 1) for i, s in enumerate(sizes)], dtype=np.int64)
     if sizes.size < 2:
         raise ValueError(f"sizes={sizes.tolist()} must hold at least two clients' dataset sizes")

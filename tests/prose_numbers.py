@@ -40,6 +40,13 @@ def free(v: float) -> bool:
     return v.is_integer() and (v <= 10 or 1950 <= v <= 2030)
 
 
+def unexplained(text: str, allowed, listed) -> list[str]:
+    """The numbers of ``text`` (as written) that prose may not state: neither free (:func:`free`),
+    nor ``allowed`` (the paper's, the settings), nor ``listed`` with a reason.  The one rule of the
+    chapters' and the part pages' prose tests."""
+    return [written for written, v in numbers(text) if not (free(v) or v in allowed or v in listed)]
+
+
 @lru_cache(maxsize=None)
 def paper_numbers(paper: str) -> frozenset:
     """The numbers of ``paper``'s text (empty for a part with no paper, or when the text is absent)."""

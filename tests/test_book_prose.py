@@ -22,7 +22,7 @@ import pytest
 
 from fldp.repro import chapters
 from fldp.repro.report import FINDINGS_BLOCK
-from prose_numbers import PAPER_TEXT, PAPERS, ROOT, code_numbers, free, numbers, paper_numbers
+from prose_numbers import PAPER_TEXT, PAPERS, ROOT, code_numbers, numbers, paper_numbers, unexplained
 
 PAGES = sorted((ROOT / "book" / "parts").glob("*.md"))
 LISTED = re.compile(r"<!--\s*prose_numbers:\s*(\{.*?\})\s*-->", re.S)
@@ -78,10 +78,7 @@ def hand_typed(text: str, part: str) -> list[str]:
     listed = listed_numbers(text)
     bad = []
     for i, line in enumerate(prose(text).splitlines(), 1):
-        for written, v in numbers(line):
-            if free(v) or v in allowed or v in listed:
-                continue
-            bad.append(f"line {i}: {written}")
+        bad += [f"line {i}: {written}" for written in unexplained(line, allowed, listed)]
     return bad
 
 

@@ -15,7 +15,7 @@ import nbformat
 import pytest
 
 from fldp.repro import chapters
-from prose_numbers import PAPERS, ROOT, free, numbers
+from prose_numbers import PAPERS, ROOT, numbers, unexplained
 from prose_numbers import code_numbers as _code_numbers, paper_numbers as _paper_numbers
 
 CHAPTERS = [p for p in chapters.discover(ROOT / "notebooks") if p.parent != ROOT / "notebooks"]
@@ -35,10 +35,7 @@ def hand_typed(path: Path) -> list[str]:
     for i, c in enumerate(nb.cells):
         if c.cell_type != "markdown":
             continue
-        for written, v in numbers(c.source):
-            if free(v) or v in allowed or v in listed:
-                continue
-            bad.append(f"cell {i}: {written}")
+        bad += [f"cell {i}: {written}" for written in unexplained(c.source, allowed, listed)]
     return bad
 
 

@@ -57,7 +57,8 @@ def project(tmp_path: Path) -> Path:
     _write(root / "book" / "conf.py", "project = 'toy'\n")
     _write(root / "book" / "index.md", "# Toy\n")
     _write(root / "book" / "parts" / "wei2020.md",
-           "# Wei et al. 2020 (NbAFL)\n\nIntro.\n\n<!-- findings of wei2020/02_global_dp, written by fldp report: "
+           "# Wei et al. 2020 (NbAFL)\n\nIntro.\n\n## In plain words\n\nThe calibration fails,\nthe bounds are vacuous.\n\n"
+           "## Sec. III\n\n<!-- findings of wei2020/02_global_dp, written by fldp report: "
            "do not edit -->\nstale\n<!-- end of findings -->\n")
     src = [_cell("markdown", "# Wei et al. 2020, Sec. III: global DP\n\n**What is checked.** sigma_D.", 0),
            _cell("code", "x = 1\nprint(x)", 1, [{"output_type": "stream", "name": "stdout", "text": "1\n"}]),
@@ -105,9 +106,10 @@ def test_an_executed_chapter_says_where_its_numbers_come_from(project: Path, tmp
         cells[explore + 1]
     verdicts = cells[-1]
     assert verdicts.startswith("## The verdicts of this chapter")
-    assert "| Verdict | Claim | Kind | Setting |" in verdicts and verdicts.count("\n| ") == 1 + len(CLAIMS)  # header, one row per claim
-    assert '| <span class="fldp-verdict fldp-holds">holds</span> | Lemma 1 |' in verdicts  # coloured by the CSS
-    assert '| <span class="fldp-verdict fldp-inconclusive">inconclusive: spread</span> | Remark 2 |' in verdicts
+    assert "| Verdict |" not in verdicts and verdicts.count('\n<details class="fldp-claim ') == len(CLAIMS)  # one card each
+    assert ('<details class="fldp-claim fldp-claim-holds"><summary><span class="fldp-verdict fldp-holds">holds</span> · '
+            "<b>Lemma 1</b>") in verdicts  # coloured by the CSS
+    assert '<span class="fldp-verdict fldp-inconclusive">inconclusive: spread</span> · <b>Remark 2</b>' in verdicts
     assert "- the finding of 02_global_dp is 0.935" in verdicts and "(../../register.md)" in verdicts
     assert "Figures (committed" not in verdicts  # the executed copy shows them where they were drawn
     outputs = json.loads((stage / "notebooks" / "wei2020" / "02_global_dp.ipynb").read_text())["cells"][1]["outputs"]
@@ -137,6 +139,15 @@ def test_the_part_page_the_register_and_the_landing_table(project: Path, tmp_pat
     assert not (stage / "parts").exists()
     findings = (stage / "_generated" / "findings.md").read_text()
     assert "| [Wei et al. 2020 (NbAFL)](notebooks/wei2020/index.md) | the paper's setting | 2 | 0 | 0 |" in findings
+    # the counts' legend beside them, and each paper's plain words quoted from its part page
+    assert "*a reading*: a setting the paper leaves out" in findings and "*no-power*: the measurement could" in findings
+    assert ("**[Wei et al. 2020 (NbAFL)](notebooks/wei2020/index.md)** (paper claims 2 hold · 2 inconclusive)\n\n"
+            "> The calibration fails,\n> the bounds are vacuous.\n") in findings
+    # the part page: its plain words, then its own counts and what they mean, then its sections
+    plain, counts = part.index("## In plain words"), part.index("## The verdicts, counted")
+    assert plain < counts < part.index("## Sec. III")
+    assert "| Wei et al. 2020 (NbAFL) | the paper's setting | 2 | 0 | 0 |" in part[counts:]
+    assert "*untrained*: a compared run is finite but below the floor" in part[counts:part.index("## Sec. III")]
     assert "notebooks/wei2020/index" in (stage / "_generated" / "parts.md").read_text()
     register = (stage / "register.md").read_text()
     assert "### wei2020/02_global_dp" in register and "(notebooks/wei2020/02_global_dp.ipynb)" in register
@@ -335,3 +346,13 @@ def test_the_package_page_lists_every_module_by_wing():
     assert "fldp.repro." not in science.split("## The modules")[1] and "{py:mod}`fldp.teach" not in science
     assert all(m.startswith("fldp.repro") for m in re.findall(r"\{py:mod\}`(fldp[\w.]*)", repro))
     assert all(m.startswith("fldp.teach") for m in re.findall(r"\{py:mod\}`(fldp[\w.]*)", teach))
+
+
+def test_a_part_page_without_plain_words_gets_its_counts_before_its_first_section(tmp_path: Path):
+    empty = report.Register(tmp_path)
+    assert book.plain_words("# P\n\nIntro.\n\n## A\n") == ""
+    assert book._with_counts("# P\n\nIntro.\n\n## A\ntext\n", empty, "zhou") == (
+        "# P\n\nIntro.\n\n## The verdicts, counted\n\nNo full-mode results yet.\n\n## A\ntext\n")
+    assert book._with_counts("# P\n\nIntro.\n", empty, "zhou").endswith(
+        "Intro.\n\n## The verdicts, counted\n\nNo full-mode results yet.\n\n")
+    assert book.plain_words("# P\n\n## In plain words\n\nOne.\nTwo.\n\n## A\n") == "One.\nTwo."

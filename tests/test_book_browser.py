@@ -2,10 +2,14 @@
 driven in Debian's Chromium with Playwright.
 
 One session opens the landing page, every part page, every chapter page and the claims register,
-and asserts that every image loads, that each chapter shows its verdicts table (with the register's
-verdict columns, one row per committed claim), that the Explore sections' widgets render from their
+and asserts that every image loads, that each chapter shows its verdicts (one claim block per
+committed claim, each with its verdict), that the Explore sections' widgets render from their
 saved state, that the math is typeset, that the search page finds ``sigma_D``, that no page logs a console error, and that no
 request leaves the loopback address (the widget manager and MathJax are vendored into the site).
+At 1400x1000, on the register and two chapters, no claim block overflows the article's column
+(closed or opened) and the reason of every inconclusive claim is in view without scrolling
+sideways; the register's and li2021/03's screenshots are left in ``$FLDP_SCREENSHOTS``
+(``build/screenshots``; the committed ones are in ``docs/screenshots/``).
 
 The site: ``$FLDP_BOOK`` when it names a built one (``.ci/run`` builds it with ``make book`` first),
 otherwise built here from the working tree into a temporary folder (about a minute).
@@ -23,11 +27,12 @@ import pytest
 
 from test_explore_browser import CHROMIUM, CHROMIUM_ARGS, TIMEOUT_MS, _loopback, _require_browser
 
-from fldp.repro import book
+from fldp.repro import book, cards
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.browser
-VERDICT_COLUMNS = ("Verdict", "Claim", "Kind", "Setting", "Falsifier")
+#: Where the test leaves its screenshots of the register and a chapter's verdicts (docs/screenshots/ holds the committed ones).
+SHOTS = Path(os.environ.get("FLDP_SCREENSHOTS", ROOT / "build" / "screenshots"))
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
@@ -120,13 +125,10 @@ def test_the_book_in_a_browser(site, browser_session):
             math_pages += 1
         ch = chapters.get(rel)
         if ch is not None and ch.entry is not None and ch.entry.claims:
-            table = page.locator("section#the-verdicts-of-this-chapter table")
-            assert table.count() == 1, f"{rel}: no verdicts table"
-            heads = [h.strip() for h in table.locator("thead th").all_inner_texts()]
-            assert all(c in heads for c in VERDICT_COLUMNS), f"{rel}: verdict columns {heads}"
-            assert table.locator("tbody tr").count() == len(ch.entry.claims), rel
-            first = table.locator("tbody tr").first.locator("td").first.inner_text()
-            assert first.split(":")[0].strip() in ("holds", "fails", "inconclusive"), f"{rel}: verdict cell {first!r}"
+            claims = page.locator("section#the-verdicts-of-this-chapter details.fldp-claim")
+            assert claims.count() == len(ch.entry.claims), f"{rel}: {claims.count()} claim blocks"
+            shown = claims.locator("summary .fldp-verdict").all_inner_texts()
+            assert shown == [cards.verdict_label(c) for c in ch.entry.claims], f"{rel}: verdicts {shown[:5]}"
         if ch is not None and ch.executed is not None and "widget-view+json" in ch.executed.read_text():
             try:
                 page.wait_for_selector(".jupyter-widgets.widget-container", state="attached", timeout=TIMEOUT_MS)
@@ -135,8 +137,8 @@ def test_the_book_in_a_browser(site, browser_session):
             assert page.locator(".jupyter-widgets").count() >= 3, f"{rel}: the explorer did not render"
             widget_pages.append(rel)
         if rel == "register.html":
-            heads = page.locator("table thead th").all_inner_texts()
-            assert all(c in heads for c in VERDICT_COLUMNS), f"register columns: {set(heads)}"
+            n = sum(len(ch.entry.claims) for ch in chapters.values() if ch.entry is not None)
+            assert page.locator("details.fldp-claim").count() == n, "the register lost claims"
         page.close()
     assert widget_pages, "no chapter page renders a static explorer (no executed copy with widget state?)"
     assert math_pages, "no page has math to typeset"
@@ -175,5 +177,55 @@ def test_a_static_widget_shows_its_saved_values(site, browser_session):
     for label, value in saved.items():
         assert label in shown, f"{ch.rel}: slider {label!r} is not on the page ({sorted(shown)})"
         assert float(shown[label]) == pytest.approx(value, rel=0.01, abs=1e-12), (label, shown[label], value)
+    page.close()
+    assert not errors and not external, (errors, external)
+
+
+_LAYOUT = """(sel) => {
+  const col = document.querySelector('.bd-article').getBoundingClientRect();
+  const out = {page: [document.documentElement.scrollWidth, window.innerWidth], over: [], hidden: [], n: 0, open: 0};
+  const blocks = Array.from(document.querySelectorAll(sel + ' details.fldp-claim'));
+  out.n = blocks.length;
+  for (const d of blocks) {
+    const r = d.getBoundingClientRect(), name = d.querySelector('summary b:not(.fldp-verdict)')?.textContent;
+    if (r.right > col.right + 1 || r.left < col.left - 1 || d.scrollWidth > d.clientWidth + 1) out.over.push(name);
+    const why = d.querySelector('summary .fldp-why');
+    if (d.classList.contains('fldp-claim-inconclusive')) {
+      const w = why && why.getBoundingClientRect();
+      if (!w || w.width === 0 || w.left < 0 || w.right > window.innerWidth || w.right > col.right + 1) out.hidden.push(name);
+    }
+  }
+  return out;
+}"""
+
+
+@pytest.mark.parametrize("rel, sel, shot", [
+    ("register.html", ".bd-article", "register"),
+    ("notebooks/li2021/03_experiments.html", "section#the-verdicts-of-this-chapter", "li2021_03_verdicts"),
+    ("notebooks/zhou/04_experiments.html", "section#the-verdicts-of-this-chapter", None),
+])
+def test_every_verdict_and_its_reason_fit_the_column(site, browser_session, rel, sel, shot):
+    """At 1400x1000 no claim block overflows the article's column, closed or opened, the page does not
+    scroll sideways, and the reason of every inconclusive claim is in view without scrolling sideways."""
+    url, out = site
+    context, external, errors = browser_session
+    page = _open(context, errors, f"{url}/{rel}")
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    closed = page.evaluate(_LAYOUT, sel)
+    assert closed["n"] >= 5, f"{rel}: only {closed['n']} claim blocks"
+    assert closed["page"][0] <= closed["page"][1], f"{rel}: the page scrolls sideways ({closed['page']})"
+    assert not closed["over"], f"{rel}: claim blocks wider than the column: {closed['over'][:5]}"
+    assert not closed["hidden"], f"{rel}: inconclusive claims whose reason is out of view: {closed['hidden'][:5]}"
+    if shot:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        first = page.locator(f"{sel} details.fldp-claim").first  # the first block opened, at the top of the view
+        first.evaluate("d => { d.open = true; d.scrollIntoView({block: 'start'}); window.scrollBy(0, -90); }")
+        page.wait_for_timeout(300)
+        page.screenshot(path=str(SHOTS / f"{shot}.png"))
+        first.evaluate("d => { d.open = false; }")
+    page.evaluate(f"() => document.querySelectorAll('{sel} details.fldp-claim').forEach(d => d.open = true)")
+    opened = page.evaluate(_LAYOUT, sel)
+    assert opened["page"][0] <= opened["page"][1], f"{rel}: opened, the page scrolls sideways ({opened['page']})"
+    assert not opened["over"], f"{rel}: opened claim blocks wider than the column: {opened['over'][:5]}"
     page.close()
     assert not errors and not external, (errors, external)

@@ -115,3 +115,12 @@ def test_part_page_states_no_measured_number_by_hand(page):
                      f"a setting of its chapters' code or listed in its <!-- prose_numbers: {{...}} --> "
                      f"comment (a measured number belongs in the chapter's findings): {bad}")
 
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_committed_findings_blocks_are_empty(page):
+    """A part page's findings blocks are filled when the book is staged, from results/; numbers kept in
+    the committed page would go stale with the next reproduction (as they once did)."""
+    text = page.read_text(encoding="utf-8")
+    filled = [m.group(2) for m in FINDINGS_BLOCK.finditer(text) if m.group(3).strip()]
+    assert not filled, f"{page.name}: findings blocks with committed text: {filled}"

@@ -106,15 +106,21 @@ def test_pipeline_report_statuses_claims_and_figures(run, output_dir: Path):
     assert saved["data"]["env"] == {"MPLBACKEND": "Agg", "PYTHONHASHSEED": "0"}
     assert (output_dir / "figures" / "toy" / "line.png").is_file()
     assert "## toy/good.ipynb" in report and "- Status: ok" in report
-    # the register's one renderer: the same columns as REPORT.md
-    assert "| Verdict | Claim | Kind | Setting | Statement | Measured | Expected | Falsifier | Min. effect | Why / note |" in report
-    assert "| holds | C1 | diagnostic | the paper's setting | scale was injected as 3 | 3 | 3 | a scale other than 3 |" \
-        in report
-    assert "| **fails** | C2 | paper: eq. (1) | a reading: toy | a claim that does not hold |  |  | any |  | on purpose |" \
-        in report
+    # the register's one renderer (fldp.repro.cards): the same claim cards as REPORT.md, and the quick warning first
+    assert report.splitlines()[2].startswith("> **Warning:** quick mode: a smoke test at CI size")
+    assert ('<details class="fldp-claim fldp-claim-holds"><summary>🟢 <b>holds</b> · <b>C1</b> · <i>diagnostic, '
+            "the paper's setting</i><br>scale was injected as 3<br><span class=\"fldp-why\"><i>Why:</i> measured 3, "
+            "expected 3</span></summary>") in report
+    assert ('🔴 <b>fails</b> · <b>C2</b> · <i>paper claim, a reading: toy</i><br>a claim that does not hold<br>'
+            '<span class="fldp-why"><i>Why:</i> on purpose</span>') in report
+    assert "<dt>Falsifier</dt><dd>a scale other than 3</dd>" in report
+    assert "<p class='warning'><b>Warning:</b> quick mode: a smoke test" in html
+    assert '<span class="fldp-verdict fldp-fails">fails</span>' in html
+    readme = (output_dir / "README.md").read_text()
+    assert readme.startswith("# Quick-mode outputs") and "smoke test at CI size" in readme
     assert "| toy/good.ipynb | ok |" in report and "| 1 holds · 1 fails |" in report
     assert "figures/toy/line.png" in report
-    assert "data:image/png;base64," in html and "class='fails'>fails" in html
+    assert "data:image/png;base64," in html
     assert (build / "notebooks" / "toy" / "good.ipynb").is_file()
 
     # The bad one: failing cell 3 (source index; In [5] counts the injected-parameters cell).

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from fldp.repro.paths import PROJECT_ROOT, atomic_write_bytes
+from fldp.repro import cards
 
 __all__ = ["BOOK_DIR", "STAGE_DIR", "OUTPUT_DIR", "VENDOR_CACHE", "Vendored", "VENDORED", "BookError",
            "Chapter", "chapters", "vendor", "stage", "build", "serve", "api_modules"]
@@ -194,15 +195,6 @@ def _committed_on(path: Path, root: Path) -> str:
     return out or "an unrecorded date"
 
 
-_VERDICT_CELL = re.compile(r"^\| (?:\*\*)?(holds|fails|inconclusive)([^|*]*)(?:\*\*)? \|", re.M)
-
-
-def _coloured(text: str) -> str:
-    """A claims table's verdict cells marked for the book's colours (``fldp-holds`` ...)."""
-    return _VERDICT_CELL.sub(lambda m: f'| <span class="fldp-verdict fldp-{m.group(1)}">{m.group(1)}{m.group(2).rstrip()}'
-                             f'</span> |', text)
-
-
 def _runs_text(runs: Any) -> str:
     """What a results file's ``runs`` (:func:`fldp.repro.store.usage`) says of the training runs behind it."""
     from fldp.repro import report
@@ -256,7 +248,7 @@ def _results_section(ch: Chapter, with_figures: bool) -> str:
     if e.findings:
         lines += ["**Findings** (written by the notebook from its measurements):", ""]
         lines += [f"- {f}" for f in e.findings] + [""]
-    lines += [_coloured("\n".join(report.claims_table(e.claims)))] if e.claims else ["No claims recorded."]
+    lines += cards.claim_cards(e.claims, style="html") if e.claims else ["No claims recorded."]
     if with_figures and e.figures:
         lines += ["", "## Figures (committed full-mode run)", ""]
         lines += [f"![{Path(f).stem}]({ch.up}{f})\n" for f in e.figures]
@@ -307,6 +299,66 @@ def _part_page(part: str) -> str:
     return "notebooks/baseline.md" if part == "baseline" else f"notebooks/{part}/index.md"
 
 
+_PART_ORDER = ("wei2020", "zhou", "li2021", "adaptive_noise", "benchmark", "baseline")
+PLAIN_WORDS = "## In plain words"
+COUNTS_HEADING = "## The verdicts, counted"
+
+
+def plain_words(text: str) -> str:
+    """The ``## In plain words`` section of a part page (``book/parts/<paper>.md``): the paper's
+    main findings in a few sentences, which the landing page quotes; empty when it has none."""
+    m = re.search(rf"^{re.escape(PLAIN_WORDS)}\n(.*?)(?=^## |\Z)", text, re.S | re.M)
+    return m.group(1).strip() if m else ""
+
+
+def _paper_register(register, part: str):
+    from fldp.repro import report
+
+    return report.Register(register.results_dir, [e for e in register.entries if e.paper == part])
+
+
+def _counts_lines(register, part: str) -> list[str]:
+    """A paper's verdicts counted (the register's summary, this paper's rows), then what the counts mean."""
+    from fldp.repro import report
+
+    mine = _paper_register(register, part)
+    if not mine.entries:
+        return ["No full-mode results yet."]
+    return [*report.summary_lines(mine), "", *report.legend_lines()]
+
+
+def _with_counts(text: str, register, part: str) -> str:
+    """A part page with its counts and their legend (:func:`_counts_lines`) after its plain words (or,
+    without them, before its first section)."""
+    block = "\n".join([COUNTS_HEADING, "", *_counts_lines(register, part), "", ""])
+    at = text.find(PLAIN_WORDS)
+    nxt = re.search(r"^## ", text[at + 1:] if at >= 0 else text, re.M)
+    if nxt is None:
+        return text.rstrip("\n") + "\n\n" + block
+    cut = (at + 1 if at >= 0 else 0) + nxt.start()
+    return text[:cut] + block + text[cut:]
+
+
+def _landing_findings(register, plain: dict, parts: Sequence[str]) -> list[str]:
+    """The landing page's findings: every paper's counts (the register's summary), what the counts
+    mean, then each paper in plain words (quoted from its part page) with its counts in one line."""
+    from fldp.repro import report
+
+    if not register.entries:
+        return ["No full-mode results yet."]
+    lines = [*report.summary_lines(register, _part_page), "", *report.legend_lines(), "",
+             "### Each paper in plain words", ""]
+    for part in parts:
+        claims = [c for e in register.entries if e.paper == part for c in e.claims]
+        counts = "; ".join(f"{name} {report.tally_text(report.claims_of(claims, kind))}"
+                           for kind, name in (("paper", "paper claims"), ("derived", "derived checks"),
+                                              ("diagnostic", "diagnostics")) if report.claims_of(claims, kind))
+        lines += [f"**[{report.paper_name(part)}]({_part_page(part)})** ({counts or 'no verdicts yet'})", ""]
+        if plain.get(part):
+            lines += ["> " + line if line else ">" for line in plain[part].splitlines()] + [""]
+    return lines
+
+
 def api_modules() -> list[str]:
     """Every public module of the package, as the API reference lists them (``fldp.__main__``
     runs the command line when imported, so it is left out)."""
@@ -344,10 +396,13 @@ def stage(root: Path = PROJECT_ROOT, dest: Path = STAGE_DIR, cache: Path = VENDO
 
     * ``book/`` (committed): the configuration, the landing page, the guide pages and one
       introduction page per paper (``book/parts/<paper>.md``), whose findings blocks are filled
-      from ``results/`` as README.md's were (:data:`fldp.repro.report.FINDINGS_BLOCK`);
+      from ``results/`` as README.md's were (:data:`fldp.repro.report.FINDINGS_BLOCK`), with the
+      paper's verdicts counted and what the counts mean after its ``## In plain words`` section,
+      which the landing page quotes beside every paper's counts (``_generated/findings.md``);
     * every chapter (``notebooks/**/NN_*.ipynb``): the executed full-mode copy that ``fldp
       reproduce`` committed to ``results/executed/`` (:data:`fldp.repro.execute.EXECUTED`), with
-      a note saying which mode and date its numbers come from and its claims table appended.  A
+      a note saying which mode and date its numbers come from and its claims appended (one card each,
+      :mod:`fldp.repro.cards`).  A
       chapter whose executed copy is not committed yet shows its code without outputs, with its
       committed full-mode figures and verdicts, and says so;
     * ``figures/`` and ``results/<paper>/*.json`` (the pages link to them), ``register.md`` (the
@@ -370,11 +425,14 @@ def stage(root: Path = PROJECT_ROOT, dest: Path = STAGE_DIR, cache: Path = VENDO
     chs = chapters(root, register)
     for ch in chs:
         _stage_chapter(ch, dest / "notebooks" / ch.rel, root)
+    plain = {}
     for part in dict.fromkeys(ch.part for ch in chs):
         intro, page = book / "parts" / f"{part}.md", _part_page(part)
         text = intro.read_text(encoding="utf-8") if intro.is_file() else f"# {report.paper_name(part)}\n"
+        plain[part] = plain_words(text)
         link = "../" * page.count("/") + "register.md"
-        text = _strip_anchors(report.fill_findings(text, register, link), link)
+        text = _with_counts(report.fill_findings(text, register, link), register, part)
+        text = _strip_anchors(text, link)
         entries = [f"{_nav_title(ch)} <{Path(ch.rel).stem}>" for ch in chs if ch.part == part]
         text += "\n```{toctree}\n:maxdepth: 1\n\n" + "\n".join(entries) + "\n```\n"
         atomic_write_bytes(dest / page, text.encode("utf-8"))
@@ -384,9 +442,9 @@ def stage(root: Path = PROJECT_ROOT, dest: Path = STAGE_DIR, cache: Path = VENDO
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(path, target)
     staged = report.collect(dest / "results")  # links to the staged chapters, figures and results
-    text = report.render(dest / "results", dest / "register.md", staged)
-    atomic_write_bytes(dest / "register.md", _coloured(text).encode("utf-8"))
-    summary = report.summary_lines(register, _part_page) if register.entries else ["No full-mode results yet."]
+    text = report.render(dest / "results", dest / "register.md", staged, style="html")
+    atomic_write_bytes(dest / "register.md", text.encode("utf-8"))
+    summary = _landing_findings(register, plain, parts=[p for p in (*_PART_ORDER, *plain) if p in plain])
     generated = dest / "_generated"
     atomic_write_bytes(generated / "findings.md", ("\n".join(summary) + "\n").encode("utf-8"))
     parts = [p for p in ("baseline", *papers.PAPERS, "benchmark") if any(ch.part == p for ch in chs)]

@@ -3,7 +3,7 @@
 Every notebook saves ``results/<paper>/<notebook>.json`` with its claim verdicts
 (:class:`fldp.repro.results.Recorder`).  :func:`render` turns all of them into one Markdown page a
 reader can open without re-running anything: a summary per paper, then per notebook its
-parameters, wall time, claims table and figures.  ``fldp report`` writes it (atomically),
+parameters, wall time, claims (one card each, :mod:`fldp.repro.cards`) and figures.  ``fldp report`` writes it (atomically),
 ``fldp report --check`` tells whether the committed ``REPORT.md`` is up to date.
 
 The rendering is deterministic: it depends only on the results files (and on which of the
@@ -29,13 +29,14 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence, TextIO
 
 from fldp import papers
+from fldp.repro import cards
 from fldp.repro.execute import NotebookResult, Report, one_line
 from fldp.repro.paths import PROJECT_ROOT, atomic_write_bytes
 
 __all__ = [
     "DEFAULT_RESULTS_DIR", "DEFAULT_OUTPUT", "PAPER_ORDER", "PAPER_NAMES", "SIGNIFICANT_DIGITS",
     "SKIPPED_DIRS", "SETTING_NAMES", "migrated", "verdict_label", "tally", "tally_text",
-    "CLAIM_COLUMNS", "claim_cells", "claims_table", "Entry", "Register", "paper_name",
+    "legend_lines", "Entry", "Register", "paper_name",
     "results_files", "collect", "round_floats", "compact", "cell", "duration", "TITLE",
     "summary_lines", "time_text", "render", "README_BEGIN", "README_END", "FINDINGS_BLOCK", "findings_lines", "fill_findings",
     "readme_with_summary", "write", "is_up_to_date", "run", "render_markdown", "render_html", "write_report"
@@ -53,21 +54,18 @@ SIGNIFICANT_DIGITS = 4
 SKIPPED_DIRS = ("runs", "costs", "archive")  # the run store (not committed); fldp.repro.cost's records; the run archive
 _CELL_LIMIT = 160
 _PARAMS_LIMIT = 600
-SETTING_NAMES = {"paper": "the paper's setting", "reduced": "reduced", "reading": "a reading"}
+SETTING_NAMES = cards.SETTING_NAMES
 
 
 def migrated(claim: Mapping[str, Any]) -> bool:
     """Whether a saved claim has the register's form (kind, setting, verdict, falsifier);
     claims saved before it (``passed`` only) are listed as not yet migrated, never judged."""
-    return all(isinstance(claim.get(k), str) and claim.get(k) for k in ("kind", "setting", "verdict", "falsifier"))
+    return cards._migrated(claim)
 
 
 def verdict_label(claim: Mapping[str, Any]) -> str:
     """``holds``, ``fails``, ``inconclusive: <reason>``, or ``not migrated``."""
-    if not migrated(claim):
-        return "not migrated"
-    v = claim["verdict"]
-    return f"{v}: {claim.get('reason')}" if v == "inconclusive" else v
+    return cards.verdict_label(claim)
 
 
 def tally(claims: Sequence[Mapping[str, Any]]) -> dict[str, int]:
@@ -85,37 +83,6 @@ def tally_text(claims: Sequence[Mapping[str, Any]]) -> str:
              "not migrated": ("not migrated",) * 2}
     parts = [f"{n} {words[k][n != 1]}" for k, n in t.items() if n]
     return " · ".join(parts) if parts else "none"
-
-
-#: The columns of a claims table, shared by REPORT.md, ``build/report.md`` and its HTML page.
-CLAIM_COLUMNS = ("Verdict", "Claim", "Kind", "Setting", "Statement", "Measured", "Expected", "Falsifier",
-                 "Min. effect", "Why / note")
-
-
-def claim_cells(claim: Mapping[str, Any]) -> list[str]:
-    """One row of a claims table (plain text; :func:`cell` or HTML escaping is the caller's)."""
-    if not migrated(claim):
-        return ["not migrated", one_line(claim.get("id", "") or ""), "", "",
-                one_line(claim.get("statement", "") or ""), "", "", "", "", ""]
-    kind = claim["kind"] + (f": {claim['source']}" if claim.get("source") else "")
-    setting = SETTING_NAMES.get(claim["setting"], claim["setting"]) + (
-        f": {claim['setting_note']}" if claim.get("setting_note") else "")
-    why = "; ".join(one_line(x) for x in (claim.get("why"), claim.get("note")) if x)
-    effect = "" if claim.get("min_effect") is None else f"{claim['min_effect']:g} ({one_line(claim.get('units', '') or '')})"
-    return [verdict_label(claim), one_line(claim.get("id", "") or ""), one_line(kind),
-            one_line(setting), one_line(claim.get("statement", "") or ""), compact(claim.get("measured")),
-            compact(claim.get("expected")), one_line(claim.get("falsifier", "") or ""), effect, why]
-
-
-def claims_table(claims: Sequence[Mapping[str, Any]]) -> list[str]:
-    """The Markdown claims table (a ``fails`` in bold); old-form claims show no verdict."""
-    lines = ["| " + " | ".join(CLAIM_COLUMNS) + " |", "|" + "---|" * len(CLAIM_COLUMNS)]
-    for c in claims:
-        row = claim_cells(c)
-        if row[0] == "fails":
-            row[0] = "**fails**"
-        lines.append("| " + " | ".join(cell(x) for x in row) + " |")
-    return lines
 
 
 @dataclass
@@ -335,29 +302,48 @@ def _intro(results_label: str) -> list[str]:
         "have made it fail. This file is generated: `fldp report` (`make report`) renders it from "
         f"the full-mode results in `{results_label}/`, which `make reproduce` (`fldp reproduce`) "
         "writes; do not edit it by hand (`fldp report --check` and the test suite fail when it is "
-        "out of date). Floats in the Measured and Expected columns are rounded to "
-        f"{SIGNIFICANT_DIGITS} significant digits.",
+        "out of date).",
+        "",
+        "Each claim is one block: its first lines show the verdict, the claim's name, its kind and "
+        "setting in a few words, the claim and the reason for the verdict; open it (▸) for the paper's "
+        "sentence, the whole setting, the falsifier, the minimum material effect and the measured and "
+        f"expected numbers (floats to {cards.DIGITS} significant digits). "
+        + ", ".join(f"{m} {v}" for v, m in cards.MARKS.items() if v != "not migrated") + ".",
         "",
         "How to read a verdict:",
         "",
-        "- **Kind.** *paper*: the paper states it (the Kind column cites where); *derived*: a "
+        "- **Kind.** *paper claim*: the paper states it (the detail quotes where); *derived check*: a "
         "consequence of the paper's own mathematics that the project checks (e.g. a formula used "
         "outside its proven range); *diagnostic*: the project's own finding (e.g. what a run really "
         "spends), never counted as a paper claim. The three are counted apart.",
-        "- **Setting.** *the paper's setting*; *reduced*: smaller than the paper's (the column says "
-        "what was reduced); *a reading*: a setting the paper leaves out (the column names the reading).",
-        "- **Verdict.** *holds*; *fails*: the measurement contradicts the claim with the power to do "
-        "so (a finding, not an error); *inconclusive*, with one reason: "
-        + "; ".join(f"*{k}*: {v}" for k, v in _reasons().items()) + ".",
+        *legend_lines()[2:],
         "- **Orderings** are judged on paired-by-seed differences (runs with one seed share data, "
         "batches and noise streams) by one rule both ways: each claim states a minimum material effect "
-        "(the Min. effect column; e.g. half a point of accuracy, a loss 1 % lower on paired log ratios); "
+        "(e.g. half a point of accuracy, a loss 1 % lower on paired log ratios); "
         "it holds when the 95 % interval of the mean difference lies beyond that effect on the claimed "
         "side, fails when it lies beyond it on the other side, and is otherwise *inconclusive: spread*; "
         "how many seeds agree is reported, not required; fewer than "
         f"{_min_seeds()} seeds is *inconclusive: spread* (`fldp.verdicts`).",
         "- **Falsifier**: the measurement that would have made the check fail. A check that cannot "
         "fail is not listed as a claim.",
+    ]
+
+
+def legend_lines() -> list[str]:
+    """What the counts mean, one sentence each: the settings (*the paper's*, *reduced*, *a reading*),
+    the verdicts and every reason of an inconclusive one (:data:`fldp.verdicts.REASONS`).  The
+    register opens with them; the book's landing page and each paper's page show them beside the
+    counts."""
+    return [
+        "What the counts mean:", "",
+        "- **Setting.** *the paper's setting*: as the paper states it; *reduced*: smaller than the "
+        "paper's (fewer seeds, rounds or samples; each claim says what was reduced); *a reading*: a "
+        "setting the paper leaves out (e.g. a clipping bound or a learning rate it does not give), "
+        "which the project had to choose and names with the claim (where two readings are plausible, "
+        "both are run).",
+        "- **Verdict.** *holds*; *fails*: the measurement contradicts the claim with the power to do "
+        "so (a finding, not an error); *inconclusive*: neither, with one reason: "
+        + "; ".join(f"*{k}*: {v}" for k, v in _reasons().items()) + ".",
     ]
 
 
@@ -433,24 +419,27 @@ def summary_lines(register: Register, link=lambda paper: None) -> list[str]:
         target = link(p)
         return f"[{cell(paper_name(p))}]({target})" if target else cell(paper_name(p))
 
-    lines = ["**Paper claims** (the paper states them), by the setting they were tested at (papers "
-             "without any are left out):", "",
-             "| Paper | Setting | Holds | Fails | Inconclusive (reasons) |", "|---|---|---|---|---|"]
+    table = []
     for p in papers:
         rows = [(s, claims_of(by_paper[p], "paper", s)) for s in ("paper", "reduced", "reading")]
         rows = [(s, cs) for s, cs in rows if cs]
         for i, (s, cs) in enumerate(rows):
             t = tally(cs)
-            lines.append(f"| {name(p) if i == 0 else ''} | {SETTING_NAMES[s]} | {t['holds']} | {t['fails']} | "
+            table.append(f"| {name(p) if i == 0 else ''} | {SETTING_NAMES[s]} | {t['holds']} | {t['fails']} | "
                          f"{_reason_text(cs)} |")
+    head = ["| Paper | Setting | Holds | Fails | Inconclusive (reasons) |", "|---|---|---|---|---|"]
+    lines = ["**Paper claims** (the paper states them), by the setting they were tested at"
+             + (" (papers without any are left out):" if len(papers) > 1 else ":"), "", *(head + table if table else ["None."])]
     for kind, title in (("derived", "**Derived checks** (consequences of a paper's own mathematics):"),
                         ("diagnostic", "**Diagnostics** (the project's own findings, not paper claims):")):
-        lines += ["", title, "", "| Paper | Holds | Fails | Inconclusive (reasons) |", "|---|---|---|---|"]
+        rows = []
         for p in papers:
             cs = claims_of(by_paper[p], kind)
             if cs:
                 t = tally(cs)
-                lines.append(f"| {name(p)} | {t['holds']} | {t['fails']} | {_reason_text(cs)} |")
+                rows.append(f"| {name(p)} | {t['holds']} | {t['fails']} | {_reason_text(cs)} |")
+        head = ["| Paper | Holds | Fails | Inconclusive (reasons) |", "|---|---|---|---|"]
+        lines += ["", title, "", *(head + rows if rows else ["None."])]
     old = [(p, e) for p in papers for e in register.entries_of(p) if any(not migrated(c) for c in e.claims)]
     if old:
         lines += ["", "**Not yet migrated** (results saved before claims had kinds, settings and verdicts; "
@@ -460,8 +449,9 @@ def summary_lines(register: Register, link=lambda paper: None) -> list[str]:
 
 
 def render(results_dir: Path = DEFAULT_RESULTS_DIR, output: Path = DEFAULT_OUTPUT,
-           register: Register | None = None) -> str:
-    """The register as Markdown, with links relative to ``output``'s folder.
+           register: Register | None = None, *, style: str = "github") -> str:
+    """The register as Markdown, with links relative to ``output``'s folder; each claim a card
+    (:func:`fldp.repro.cards.claim_card`; ``style="github"`` for REPORT.md, ``"html"`` for the book).
 
     Figures and notebooks are looked up under ``results_dir``'s parent (the project root):
     ``<root>/figures/...`` and ``<root>/notebooks/**/<notebook>.ipynb``.
@@ -516,12 +506,12 @@ def render(results_dir: Path = DEFAULT_RESULTS_DIR, output: Path = DEFAULT_OUTPU
                   f"{tally_text(claims_of(claims, 'derived'))}; diagnostics {tally_text(claims_of(claims, 'diagnostic'))}."]
         for e in entries:
             lines += ["", f"### {e.paper}/{e.notebook}", ""]
-            lines += _entry_lines(e, found.notebooks[id(e)], found.of_entry[id(e)], base, root)
+            lines += _entry_lines(e, found.notebooks[id(e)], found.of_entry[id(e)], base, root, style)
     return "\n".join(lines) + "\n"
 
 
 def _entry_lines(e: Entry, notebook: Path | None, problems: list[str], base: Path,
-                 root: Path) -> list[str]:
+                 root: Path, style: str) -> list[str]:
     lines = []
     if notebook is not None:
         link = _rel(notebook, base)
@@ -544,7 +534,7 @@ def _entry_lines(e: Entry, notebook: Path | None, problems: list[str], base: Pat
         lines += ["", "Findings (written by the notebook from its measurements):", ""]
         lines += [f"- {f}" for f in e.findings]
     lines.append("")
-    lines += claims_table(e.claims) if e.claims else ["No claims recorded."]
+    lines += cards.claim_cards(e.claims, style=style) if e.claims else ["No claims recorded."]
     for f in e.figures:
         path = root / f
         if path.is_file():
@@ -695,6 +685,12 @@ def run(results_dir: Path = DEFAULT_RESULTS_DIR, output: Path = DEFAULT_OUTPUT, 
 
 
 # --------------------------------------------------------------------------- the run's report
+
+#: The first words of a quick-mode report (``build/report.{md,html}``, ``build/quick/README.md``).
+QUICK_WARNING = ("quick mode: a smoke test at CI size (a few rounds, clients and seeds). Its verdicts "
+                 "show that every notebook runs and judges its claims end to end; they are not findings "
+                 "and differ from the claims register (REPORT.md, computed in full mode), often as "
+                 "inconclusive: spread or untrained where the full run decides.")
 _VERSIONS_SHOWN = ("torch", "torchvision", "numpy", "dp-accounting", "papermill")
 
 
@@ -752,6 +748,8 @@ def render_markdown(report: Report, saved: Mapping[str, list[_Saved]]) -> str:
     """The report as Markdown, links relative to the build folder."""
     base, cell = report.build_dir, (lambda s: str(s).replace("|", "\\|"))
     lines = ["# Reproduction report", ""]
+    if report.quick:
+        lines += [f"> **Warning:** {QUICK_WARNING}", ""]
     lines += [f"- **{k}:** {v}" for k, v in _header(report)]
     lines += ["", "| Notebook | Status | Time | Claims |", "|---|---|---|---|"]
     for nb in report.notebooks:
@@ -765,7 +763,7 @@ def render_markdown(report: Report, saved: Mapping[str, list[_Saved]]) -> str:
         lines += [f"- Problem: {p}" for p in _problems(nb, saved[nb.rel])]
         claims = [c for s in saved[nb.rel] for c in s.claims]
         if claims:
-            lines += ["", *claims_table(claims)]
+            lines += ["", *cards.claim_cards(claims, style="github")]
         figures = [f for s in saved[nb.rel] for f in s.figures]
         if figures:
             lines += ["", "Figures:", ""]
@@ -784,14 +782,18 @@ def _problems(nb: NotebookResult, saved: Sequence[_Saved]) -> list[str]:
 _CSS = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.25em .5em;
 vertical-align:top;text-align:left}.holds,.ok{color:#176317;font-weight:bold}
-.fails,.FAILED{color:#b00020;font-weight:bold}.inconclusive{color:#8a5a00}img{max-width:100%;border:1px solid #eee}"""
+.fails,.FAILED{color:#b00020;font-weight:bold}.inconclusive{color:#8a5a00}img{max-width:100%;border:1px solid #eee}
+.warning{border:2px solid #c28a00;background:#fff6dd;padding:.6em .9em}"""
 
 
 def render_html(report: Report, saved: Mapping[str, list[_Saved]]) -> str:
     """The same report as one self-contained HTML page (figures embedded as data URIs)."""
     esc, base = html.escape, report.build_dir
     out = [f"<!doctype html><html><head><meta charset='utf-8'><title>fldp reproduction "
-           f"report</title><style>{_CSS}</style></head><body><h1>Reproduction report</h1><ul>"]
+           f"report</title><style>{_CSS}{cards.CSS}</style></head><body><h1>Reproduction report</h1>"]
+    if report.quick:
+        out.append(f"<p class='warning'><b>Warning:</b> {esc(QUICK_WARNING)}</p>")
+    out.append("<ul>")
     out += [f"<li><b>{esc(k)}:</b> {esc(v)}</li>" for k, v in _header(report)]
     out.append("</ul><table><tr><th>Notebook</th><th>Status</th><th>Time</th>"
                "<th>Claims</th></tr>")
@@ -812,12 +814,7 @@ def render_html(report: Report, saved: Mapping[str, list[_Saved]]) -> str:
         out.append("</ul>")
         claims = [c for s in saved[nb.rel] for c in s.claims]
         if claims:
-            out.append("<table><tr>" + "".join(f"<th>{c}</th>" for c in CLAIM_COLUMNS) + "</tr>")
-            for claim in claims:
-                row = claim_cells(claim)
-                out.append(f"<tr><td class='{row[0].split(':')[0]}'>{esc(row[0])}</td>"
-                           + "".join(f"<td>{esc(x)}</td>" for x in row[1:]) + "</tr>")
-            out.append("</table>")
+            out += [cards.claim_card(c, style="html") for c in claims]
         out += [_figure_html(f, base) for s in saved[nb.rel] for f in s.figures]
     out.append("</body></html>")
     return "\n".join(out) + "\n"
@@ -833,9 +830,18 @@ def _figure_html(path: Path, base: Path) -> str:
 
 
 def write_report(report: Report) -> tuple[Path, Path]:
-    """Write ``report.md`` and ``report.html`` into the build folder, atomically."""
+    """Write ``report.md`` and ``report.html`` into the build folder, atomically; in quick mode also
+    a ``README.md`` beside the quick-mode ``results/`` and ``figures/`` (``build/quick/``) saying
+    that they are a smoke test, not the register's numbers."""
     saved = {nb.rel: [_load_saved(p) for p in nb.results_files] for nb in report.notebooks}
     md, page = report.build_dir / "report.md", report.build_dir / "report.html"
     atomic_write_bytes(md, render_markdown(report, saved).encode())
     atomic_write_bytes(page, render_html(report, saved).encode())
+    if report.quick:
+        roots = {Path(p).parents[2] for nb in report.notebooks for p in nb.results_files}
+        for root in sorted(roots - {PROJECT_ROOT}):
+            text = (f"# Quick-mode outputs\n\n**Warning:** {QUICK_WARNING}\n\n`results/` and `figures/` here were "
+                    f"written by `fldp reproduce --quick` on {report.started.date().isoformat()}; its report: "
+                    f"`{_link(md, root)}`. The findings are in REPORT.md and the book.\n")
+            atomic_write_bytes(root / "README.md", text.encode())
     return md, page

@@ -32,6 +32,9 @@ html_theme_options = {
     "use_download_button": False,
     "use_fullscreen_button": False,
     "search_bar_text": "Search the book...",
+    # pydata-sphinx-theme 0.20 puts a search field in a header bar above the page unless this is set;
+    # the sidebar already has the book's search field.
+    "navbar_persistent": [],
 }
 html_context = {"default_mode": "light"}  # an explicit mode: the theme logs an error for an unset one
 html_favicon = "_static/favicon.svg"  # a page without one requests /favicon.ico and logs a 404

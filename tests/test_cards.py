@@ -28,16 +28,15 @@ def _claim(**changes):
 
 def test_a_claim_over_several_settings_says_which_verdict_each_reached():
     line, more = cards.reason_line(PARTS)
-    assert line == ("inconclusive: spread at 1 of 3: eps=10 (at eps=10: interval [-0.1, 0.3]); "
-                    "holds at 2 of 3: (eps=1.0, b=1), (eps=5.0, b=1)")
+    assert line == "1 of 3 open: spread (eps=10): at eps=10, interval [-0.1, 0.3]; 2 of 3 hold ((eps=1.0, b=1), (eps=5.0, b=1))"
     many = {f"T={t}": {"verdict": "holds"} for t in range(8)}
-    assert cards.reason_line({**PARTS, "verdict": "holds", "stats": {"parts": many}})[0] == "holds at 8 of 8"
+    assert cards.reason_line({**PARTS, "verdict": "holds", "stats": {"parts": many}})[0] == "8 of 8 hold"
     assert more
     card = cards.claim_card(PARTS, style="html")
     assert card.startswith('<details class="fldp-claim fldp-claim-inconclusive"><summary><span class="fldp-verdict '
                            'fldp-inconclusive">inconclusive: spread</span> · <b>Fig. 1</b> · <i>paper claim, reduced: '
                            "5 seeds (the paper: 10 repeats)</i><br>the loss first falls, then rises<br>"
-                           '<span class="fldp-why"><i>Why:</i> inconclusive: spread at 1 of 3')
+                           '<span class="fldp-why"><i>Why:</i> 1 of 3 open: spread (eps=10)')
     # the detail: the paper's sentence, the whole setting, the effect, the numbers as lists, each part
     assert "<dt>Kind</dt><dd>the paper states it: Sec. VII: 'the loss ...'</dd>" in card
     assert "<dd>reduced: 5 seeds (the paper: 10 repeats); learning-rate decay is a reading</dd>" in card
@@ -78,7 +77,13 @@ def test_values_are_formatted_not_raw_json():
 def test_the_setting_in_a_few_words():
     long = "full-batch gradient descent from w0 until the residual gradient is below a tolerance of the initial one"
     assert cards.setting_short(_claim(setting_note=f"{long}; mu unstated")) == (
-        "a reading: full-batch gradient descent from w0 until the residual gradient is below a tolerance of …")
+        "a reading: full-batch gradient descent from w0 until the residual gradient is …")
+    # cut after a whole clause, never inside brackets
+    assert cards.setting_short(_claim(setting_note="3 seeds, 10 rounds (the paper: 50+), 5 local epochs, K = 15, "
+                                                   "20,000 MNIST images over 100 clients")) == \
+        "a reading: 3 seeds, 10 rounds (the paper: 50+), 5 local epochs, K = 15 …"
+    assert cards.setting_short(_claim(setting_note="the CNN (attack clients and model widths of McMahan et al.'s "
+                                                   "paper, which the paper does not give at all here)")) == "a reading: the CNN …"
     assert cards.setting_short(_claim(setting="paper")) == "the paper's setting"
     assert cards.setting_short(_claim(setting_note="K in [1; 2]; C = 5")) == "a reading: K in [1; 2]"
 

@@ -444,7 +444,7 @@ def stage(root: Path = PROJECT_ROOT, dest: Path = STAGE_DIR, cache: Path = VENDO
     staged = report.collect(dest / "results")  # links to the staged chapters, figures and results
     text = report.render(dest / "results", dest / "register.md", staged, style="html")
     atomic_write_bytes(dest / "register.md", text.encode("utf-8"))
-    summary = _landing_findings(register, plain, parts=[p for p in (*_PART_ORDER, *plain) if p in plain])
+    summary = _landing_findings(register, plain, parts=[p for p in dict.fromkeys((*_PART_ORDER, *plain)) if p in plain])
     generated = dest / "_generated"
     atomic_write_bytes(generated / "findings.md", ("\n".join(summary) + "\n").encode("utf-8"))
     parts = [p for p in ("baseline", *papers.PAPERS, "benchmark") if any(ch.part == p for ch in chs)]

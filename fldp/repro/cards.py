@@ -30,12 +30,15 @@ __all__ = ["DIGITS", "STYLES", "MARKS", "KIND_NAMES", "SETTING_NAMES", "CSS", "v
 DIGITS = 4
 #: ``github``: a coloured sign before the verdict (GitHub strips classes); ``html``: classes.
 STYLES = ("github", "html")
+#: How a part's verdict reads in a claim's reason line ("2 of 3 hold; 1 of 3 open: spread").
+_PART_WORDS = {"holds": "hold", "fails": "fail", **{f"inconclusive: {r}": f"open: {r}" for r in (
+    "not-run", "diverged", "untrained", "no-power", "resolution", "spread")}}
 #: The signs of ``style="github"``.
 MARKS = {"holds": "🟢", "fails": "🔴", "inconclusive": "🟡", "not migrated": "⚪"}
 KIND_NAMES = {"paper": "paper claim", "derived": "derived check", "diagnostic": "diagnostic"}
 SETTING_NAMES = {"paper": "the paper's setting", "reduced": "reduced", "reading": "a reading"}
-_SETTING_WORDS = 90   # the setting's first clause, cut at a word, in the summary line
-_REASON_CHARS = 240   # the one-line reason, cut at a clause, in the summary line
+_SETTING_WORDS = 70   # the setting's first clause, cut at a clause or word, in the summary line
+_REASON_CHARS = 200   # the one-line reason, cut at a clause, in the summary line
 _NAMES = 6            # a verdict reached at more parts than this is counted in the summary, named in the detail
 _LIST_ITEMS = 60      # a longer list of numbers shows its first values and says how many there are
 
@@ -95,9 +98,37 @@ def _top_level(text: str, sep: str) -> list[str]:
 
 
 def _cut_words(text: str, limit: int) -> str:
+    """``text`` cut at a word within ``limit`` characters, before any bracket it would leave open."""
     if len(text) <= limit:
         return text
-    return text[:limit].rsplit(" ", 1)[0].rstrip(",;:") + " …"
+    cut = text[:limit].rsplit(" ", 1)[0]
+    depth, last_closed = 0, len(cut)
+    for i, ch in enumerate(cut):
+        if ch in "([{":
+            if depth == 0:
+                last_closed = i
+            depth += 1
+        elif ch in ")]}" and depth:
+            depth -= 1
+    if depth:
+        cut = cut[:last_closed]
+    return cut.rstrip(" ,;:") + " …"
+
+
+def _cut_clauses(text: str, limit: int) -> str:
+    """``text`` cut after its last whole clause (``; `` then ``, `` outside brackets) within
+    ``limit`` characters; a first clause longer than that is cut at a word."""
+    if len(text) <= limit:
+        return text
+    for sep in ("; ", ", "):
+        kept = ""
+        for c in _top_level(text, sep):
+            if len(kept) + len(sep) + len(c) > limit:
+                break
+            kept = f"{kept}{sep}{c}" if kept else c
+        if kept:
+            return kept + " …"
+    return _cut_words(text, limit)
 
 
 def setting_short(claim: Mapping[str, Any], *, limit: int = _SETTING_WORDS) -> str:
@@ -106,7 +137,7 @@ def setting_short(claim: Mapping[str, Any], *, limit: int = _SETTING_WORDS) -> s
     name = SETTING_NAMES.get(claim.get("setting"), str(claim.get("setting") or ""))
     note = " ".join(str(claim.get("setting_note") or "").split())
     first = _top_level(note, "; ")[0].strip() if note else ""
-    return f"{name}: {_cut_words(first, limit)}" if first else name
+    return f"{name}: {_cut_clauses(first, limit)}" if first else name
 
 
 def _parts(claim: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
@@ -119,9 +150,10 @@ def _parts(claim: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
 
 def reason_line(claim: Mapping[str, Any], *, limit: int = _REASON_CHARS) -> tuple[str, bool]:
     """The one-line reason and whether more of it is in the detail.  A claim judged over several
-    settings says which verdict each reached (``holds at 2 of 3: eps=1, eps=5; inconclusive: spread
-    at 1 of 3: eps=10``); another its ``why``, cut at a clause when longer than ``limit`` (without one:
-    the measured and expected value when they are single values, else the note)."""
+    settings says how many parts reached which verdict, its own first, with the first deciding
+    part's reason (``1 of 3 open: spread (eps=10): at eps=10, the interval ...; 2 of 3 hold (eps=1,
+    eps=5)``); another its ``why``, cut at a clause when longer than ``limit`` (without one: the
+    measured and expected value when they are single values, else the note)."""
     parts = _parts(claim)
     if parts:
         by: dict[str, list[str]] = {}
@@ -129,15 +161,14 @@ def reason_line(claim: Mapping[str, Any], *, limit: int = _REASON_CHARS) -> tupl
             by.setdefault(str(part["verdict"]), []).append(f"({name})" if ", " in name else name)
         n = len(parts)
         order = sorted(by, key=lambda v: v.split(":")[0] != claim.get("verdict"))  # the claim's own verdict first
-        groups = [f"{v} at {len(by[v])} of {n}" + (f": {', '.join(by[v])}" if len(by[v]) <= _NAMES else "")
-                  for v in order]
+        groups = [f"{len(by[v])} of {n} {_PART_WORDS.get(v, v)}" + (f" ({', '.join(by[v])})" if len(by[v]) <= _NAMES
+                                                                    else "") for v in order]
         deciding = next((k for k, p in parts.items() if str(p["verdict"]).split(":")[0] == claim.get("verdict")
                          and p.get("why")), None)  # the first part that reached the claim's verdict, as an example
         if deciding is not None and claim.get("verdict") != "holds":
             first = _top_level(" ".join(str(parts[deciding]["why"]).split()), "; ")[0]
-            groups[0] += f" (at {deciding}: {_cut_words(first, limit - 40)})"
-        line = "; ".join(groups)
-        return line, True
+            groups[0] += f": at {deciding}, {_cut_clauses(first, max(60, limit - len(groups[0]) - 40))}"
+        return "; ".join(groups), True
     why = " ".join(str(claim.get("why") or "").split())
     if not why and _scalar(claim.get("measured")) and claim.get("measured") is not None:
         expected = claim.get("expected")
@@ -147,12 +178,7 @@ def reason_line(claim: Mapping[str, Any], *, limit: int = _REASON_CHARS) -> tupl
         why = " ".join(str(claim["note"]).split())
     if len(why) <= limit:
         return why, False
-    clauses, kept = _top_level(why, "; "), ""
-    for c in clauses:
-        if len(kept) + len(c) + 2 > limit:
-            break
-        kept = f"{kept}; {c}" if kept else c
-    return (kept or _cut_words(why, limit)) + " …", True
+    return _cut_clauses(why, limit), True
 
 
 def _number(x: float) -> str:

@@ -341,8 +341,9 @@ def legend_lines() -> list[str]:
         "setting the paper leaves out (e.g. a clipping bound or a learning rate it does not give), "
         "which the project had to choose and names with the claim (where two readings are plausible, "
         "both are run).",
-        "- **Verdict.** *holds*; *fails*: the measurement contradicts the claim with the power to do "
-        "so (a finding, not an error); *inconclusive*: neither, with one reason: "
+        "- **Verdict.** *holds*: the measurement agrees with the claim and could have contradicted it; "
+        "*fails*: the measurement contradicts the claim with the power to do so (a finding, not an error); "
+        "*inconclusive*: neither, with one reason: "
         + "; ".join(f"*{k}*: {v}" for k, v in _reasons().items()) + ".",
     ]
 

@@ -315,8 +315,8 @@ def _task(task: str, N: int, seed: int, subsample: Optional[int], max_test: Opti
 
     validate.choice("task", task, TASKS)
     name, kind = TASKS[task]
-    fed = D.federated_dataset(name, N, "iid", seed=seed, subsample=subsample, max_test=max_test,
-                              pixels="unit" if name == "mnist" else "standardized")
+    fed = D.cached_federated(name, N, "iid", seed=seed, subsample=subsample, max_test=max_test,
+                             pixels="unit" if name == "mnist" else "standardized")  # once per worker and split
     features, classes = fed.x_test.shape[1], 2 if name == "adult" else 10
     model = models.MLP(in_features=features) if kind == "mlp" else \
         models.MultinomialLogReg(in_features=features, num_classes=classes, bias=True)

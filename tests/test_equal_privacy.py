@@ -151,3 +151,24 @@ def test_ceilings_run_each_schemes_training_without_noise():
         r = ep.accuracy_run(scheme=s, task="adult-logreg", eps=None, private=False, N=4, K=2, rounds=2, seed=0, max_test=500)
         assert r["private"] is False and r["eps"] is None and r["eps_spent"] is None and 0.5 < r["test_acc"] <= 1.0, r
     assert set(ep.SOUND) == {"nbafl", "fedsgd_dpc", "secure_fedavg"} and set(ep.CEILINGS) == set(ep.SCHEMES)
+
+
+def test_a_benchmark_run_reads_its_split_once_per_worker_and_keeps_its_archived_numbers():
+    """accuracy_run loads its split through the per-process cache (data preparation was 40 % of a
+    typical run): the second run on one split prepares nothing, and both return exactly what the run
+    archive holds for that configuration (the cached split is the same data)."""
+    import json
+    from pathlib import Path
+
+    from fldp import data as D
+
+    archive = Path(__file__).resolve().parent.parent / "results" / "archive" / "benchmark" / "02_accuracy.jsonl"
+    record = next(r for r in map(json.loads, archive.read_text().splitlines())
+                  if r["config"]["task"] == "adult-logreg" and r["config"]["scheme"] == "nbafl")
+    D.cached_federated.cache_clear()
+    first = ep.accuracy_run(**record["config"])
+    misses = D.cached_federated.cache_info().misses
+    again = ep.accuracy_run(**{**record["config"], "eps": record["config"]["eps"] * 2})
+    assert D.cached_federated.cache_info().misses == misses  # the same split, not prepared again
+    assert first == record["result"]
+    assert again["test_acc"] != first["test_acc"] or again["eps_spent"] != first["eps_spent"]

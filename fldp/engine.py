@@ -369,17 +369,21 @@ def clip_rows(x: torch.Tensor, bound: float, norm: str = "l2") -> torch.Tensor:
 
 def gradient(model: Model, params: torch.Tensor, xb: torch.Tensor, yb: torch.Tensor,
              mask: Optional[torch.Tensor] = None, *, weights: Optional[torch.Tensor] = None,
-             clip: Optional[float] = None, clip_norm: str = "l2") -> torch.Tensor:
+             clip: Optional[float] = None, clip_norm: str = "l2",
+             x_norm: Optional[torch.Tensor] = None) -> torch.Tensor:
     """Gradient per row ``[C, D]`` of sum_b weights_b loss_b (+ regulariser); ``weights``
     default to the mean over the valid samples of ``mask``.  With ``clip``, every sample's
     gradient is clipped to norm ``clip`` (``clip_norm``) before the weighted sum (per-sample
     clipping; the data-independent regulariser is not clipped).
 
-    The model's closed form when it has one; otherwise autograd, with per-sample gradients
-    from ``torch.func`` (vmap over clients and samples) when clipping per sample."""
+    The model's closed form when it has one (``x_norm``: the rows' norms ``[C, B]`` when known,
+    which its per-sample clipping then need not recompute); otherwise autograd, with per-sample
+    gradients from ``torch.func`` (vmap over clients and samples) when clipping per sample."""
     w = sample_weights(mask, weights, *yb.shape, params.dtype, params.device)
     ord = 1 if clip_norm == "l1" else 2
     if model.weighted_grad is not None:
+        if x_norm is not None and clip is not None:
+            return model.weighted_grad(params, xb, yb, w, clip, ord, x_norm=x_norm)
         return model.weighted_grad(params, xb, yb, w, clip, ord)
     p = params.detach().requires_grad_(True)
     if clip is None:
@@ -436,6 +440,7 @@ def local_train(model: Model, start: torch.Tensor, data: FederatedData, clients:
     sample_clip = config.clip if config.clip_mode == "sample_grad" else None
     fused = (model.sgd_step_ is not None and config.clip_mode not in ("batch_grad", "sample_grad")
              and config.upload != "gradient")
+    norms_known = sample_clip is not None and model.weighted_grad is not None and data.x_train.dim() == 2
     for a in range(0, k, chunk):
         rows = order[a:a + chunk]
         cid, anc = clients[rows].to(dev), anchor[rows.to(dev)]
@@ -453,8 +458,11 @@ def local_train(model: Model, start: torch.Tensor, data: FederatedData, clients:
             if fused and bool(active.all()):
                 model.sgd_step_(params, anc, *data.gather(cid, idx), wts, lr, config.mu)
                 continue
-            grad = gradient(model, params, *data.gather(cid, idx), weights=wts,
-                            clip=sample_clip, clip_norm=config.clip_norm)
+            xb, yb = data.gather(cid, idx)
+            x_norm = data.gather_norms(cid, idx, 1 if config.clip_norm == "l1" else 2) \
+                if norms_known and xb.dim() == 3 else None  # each row's norm once per split, not per step
+            grad = gradient(model, params, xb, yb, weights=wts, clip=sample_clip, clip_norm=config.clip_norm,
+                            x_norm=x_norm)
             if batch_clip is not None:
                 grad = clip_rows(grad, batch_clip, config.clip_norm)
             if config.upload == "gradient":

@@ -166,7 +166,7 @@ class MLP(Model):
         h = torch.relu(torch.baddbmm(p["b1"].unsqueeze(1), x, p["w1"]))
         return torch.baddbmm(p["b2"].unsqueeze(1), h, p["w2"])
 
-    def weighted_grad(self, params, x, y, weights, clip=None, ord=2):
+    def weighted_grad(self, params, x, y, weights, clip=None, ord=2, x_norm=None):
         """Closed-form backward pass (the chain rule written out; tested against autograd).
 
         About 3x faster than autograd here, because autograd through views of the flat
@@ -182,7 +182,7 @@ class MLP(Model):
         dh = torch.bmm(r, p["w2"].transpose(1, 2)).mul_(h > 0)
         if clip is not None:
             n = lambda v: torch.linalg.vector_norm(v, ord=ord, dim=-1)
-            nx, ndh, nh, nr = n(x), n(dh), n(h), n(r)
+            nx, ndh, nh, nr = n(x) if x_norm is None else x_norm, n(dh), n(h), n(r)
             norm = (nx * ndh + ndh + nh * nr + nr) if ord == 1 else \
                 torch.sqrt((nx ** 2 + 1) * ndh ** 2 + (nh ** 2 + 1) * nr ** 2)
             weights = weights * _clip_factor(norm, clip)
@@ -231,13 +231,14 @@ class MultinomialLogReg(Model):
         out = torch.bmm(x, p["w"])
         return out + p["b"].unsqueeze(1) if self.bias else out
 
-    def weighted_grad(self, params, x, y, weights, clip=None, ord=2):
+    def weighted_grad(self, params, x, y, weights, clip=None, ord=2, x_norm=None):
         """Closed form X^T diag(weights) (softmax(XW) - onehot(y)).  Sample b's gradient is
-        x_b r_b^T (and r_b for the bias): its norm is ||x_b|| ||r_b|| (l2 and l1 alike)."""
+        x_b r_b^T (and r_b for the bias): its norm is ||x_b|| ||r_b|| (l2 and l1 alike).
+        ``x_norm``: the rows' norms when known (:meth:`fldp.data.FederatedData.gather_norms`)."""
         c = x.shape[0]
         r = _softmax_residual(self.forward(params, x), y)
         if clip is not None:
-            nx = torch.linalg.vector_norm(x, ord=ord, dim=-1)
+            nx = torch.linalg.vector_norm(x, ord=ord, dim=-1) if x_norm is None else x_norm
             nr = torch.linalg.vector_norm(r, ord=ord, dim=-1)
             norm = nr * ((nx + 1) if ord == 1 else torch.sqrt(nx ** 2 + 1)) if self.bias else nr * nx
             weights = weights * _clip_factor(norm, clip)
@@ -304,12 +305,13 @@ class BinaryLogReg(Model):
         pen = self._penalty.to(params.device, params.dtype)
         return self.l2_scale * self.l2 * (params * params * pen).sum(dim=1)
 
-    def weighted_grad(self, params, x, y, weights, clip=None, ord=2):
+    def weighted_grad(self, params, x, y, weights, clip=None, ord=2, x_norm=None):
         """Closed form sum_b weights_b (sigmoid(z_b) - y_b) (x_b, 1) + lambda w; sample b's
-        data gradient has norm ``|r_b| ||(x_b, 1)||``.  The regulariser is not clipped."""
+        data gradient has norm ``|r_b| ||(x_b, 1)||``.  The regulariser is not clipped.
+        ``x_norm``: the rows' norms when known."""
         r = torch.sigmoid(self.margin(params, x)) - y.to(x.dtype)
         if clip is not None:
-            nx = torch.linalg.vector_norm(x, ord=ord, dim=-1)
+            nx = torch.linalg.vector_norm(x, ord=ord, dim=-1) if x_norm is None else x_norm
             nx = ((nx + 1) if ord == 1 else torch.sqrt(nx ** 2 + 1)) if self.bias else nx
             weights = weights * _clip_factor(r.abs() * nx, clip)
         r = r * weights

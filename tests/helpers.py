@@ -160,3 +160,20 @@ def plain_round(w: torch.Tensor, data: FederatedData, clients: torch.Tensor, *,
     new = {"params": w + server_lr * (agg - w), "update": w + server_lr * agg,
            "gradient": w - server_lr * agg}[upload]
     return downlink(new) if downlink is not None else new
+
+
+import contextlib as _contextlib
+
+
+@_contextlib.contextmanager
+def one_thread():
+    """Compute on one thread, as every run computes under ``fldp reproduce`` (1 and 2 threads differ
+    in the 7th digit): what a test that compares with archived runs needs; the setting is restored."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)

@@ -270,3 +270,23 @@ def test_cached_federated_loads_each_split_once():
     assert data.cached_federated.cache_info().currsize == 2
     data.cached_federated.cache_clear()
     assert data.cached_federated.cache_info().currsize == 0
+
+
+def test_row_norms_are_those_of_the_gathered_rows_bit_for_bit():
+    """gather_norms (the per-sample clipping's ||x_b||, computed once per split) equals the norm of
+    the rows gather returns, exactly: full batches (views), sampled positions and positions past a
+    client's end (its last row), for l2 and l1."""
+    g = torch.Generator().manual_seed(3)
+    counts = torch.tensor([5, 5, 3])
+    fed = data.FederatedData(torch.randn(13, 7, generator=g), torch.zeros(13, dtype=torch.int64), counts,
+                             torch.zeros(1, 7), torch.zeros(1, dtype=torch.int64))
+    cases = [(torch.tensor([0, 1]), torch.arange(5).expand(2, 5)),            # a full batch: a view
+             (torch.tensor([2, 0]), torch.tensor([[0, 4, 2], [1, 1, 3]])),  # past client 2's end
+             (torch.tensor([1]), torch.tensor([[4, 0]]))]
+    for clients, idx in cases:
+        x, _ = fed.gather(clients, idx)
+        for ord in (1, 2):
+            assert torch.equal(fed.gather_norms(clients, idx, ord), torch.linalg.vector_norm(x, ord=ord, dim=-1))
+    assert fed.row_norms(2) is fed.row_norms(2)  # computed once
+    with pytest.raises(ValueError, match="ord must be 1 or 2"):
+        fed.row_norms(3)

@@ -105,3 +105,23 @@ def test_uplink_sampling_prob_wraps_event():
     ev = hook.event(ctx)
     assert len(ev) == 4 and all(e.sampling_probability == 0.1 and e.event.noise_multiplier == 2.0 for e in ev)
     assert np.isfinite(accounting.epsilon(ev[0], delta=1e-5))
+
+
+@pytest.mark.parametrize("mechanism", ["laplace", "gaussian"])
+def test_a_zhou_run_with_cached_row_norms_returns_its_archived_numbers(mechanism):
+    """FedSGD-DPC clips every sample's gradient; the rows' norms now come from the split's cache
+    (fldp.data.FederatedData.row_norms) instead of being recomputed at every step.  A run from the
+    run archive (full batches under Laplace, 1 % batches under Gaussian) returns exactly what it
+    returned when it was archived."""
+    import json
+    from pathlib import Path
+
+    from helpers import one_thread
+
+    from fldp.papers.zhou import experiments
+
+    archive = Path(__file__).resolve().parent.parent / "results" / "archive" / "zhou" / "04_experiments.jsonl"
+    record = next(r for r in map(json.loads, archive.read_text().splitlines())
+                  if r["config"]["mechanism"] == mechanism and 1 < r["config"]["T"] <= 10)
+    with one_thread():  # as the archived run computed
+        assert experiments.fedsgd_dpc_run(**record["config"]) == record["result"]

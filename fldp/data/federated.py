@@ -86,19 +86,47 @@ class FederatedData:
         """Rows ``idx[K, B]`` (positions within each client's own data) of ``clients[K]``:
         ``(x[K, B, F], y[K, B])``.  Positions at or beyond a client's count return the
         client's last row; callers mask them.  One ``index_select`` on the flat rows."""
-        view = self._contiguous_view(clients, idx)
-        if view is not None:
-            return view
-        dev = self._first.device
-        c = clients.reshape(-1).to(dev)
-        rows = torch.minimum(idx.to(dev), self._last.index_select(0, c))
-        rows = rows.add_(self._first.index_select(0, c)).reshape(-1)
+        span = self._span(clients, idx)
+        if span is not None:
+            a, c, n = span
+            x = self.x_train[a:a + c * n]
+            return x.view(c, n, *self.x_train.shape[1:]), self.y_train[a:a + c * n].view(c, n)
+        rows = self._rows(clients, idx)
         x = self.x_train.index_select(0, rows).view(*idx.shape, *self.x_train.shape[1:])
         return x, self.y_train.index_select(0, rows).view(idx.shape)
 
-    def _contiguous_view(self, clients: torch.Tensor, idx: torch.Tensor):
-        """Every row, in order, of consecutive clients of equal size (a full batch): a view
-        of the flat storage instead of a copy; None otherwise."""
+    def row_norms(self, ord: int = 2) -> torch.Tensor:
+        """``||x_b||`` (``ord`` 1 or 2) of every training row, computed once per object: per-sample
+        clipping needs each sample's norm at every step, and the rows never change (callers never
+        change a split's tensors in place).  Bit for bit the norms of the gathered rows."""
+        if ord not in (1, 2):
+            raise ValueError(f"ord must be 1 or 2, got {ord!r}")
+        if self.x_train.dim() != 2:
+            raise ValueError(f"row norms need flat rows [n, F]; x_train is {tuple(self.x_train.shape)}")
+        cache = self.__dict__.setdefault("_row_norms", {})
+        if ord not in cache:
+            cache[ord] = torch.linalg.vector_norm(self.x_train, ord=ord, dim=-1)
+        return cache[ord]
+
+    def gather_norms(self, clients: torch.Tensor, idx: torch.Tensor, ord: int = 2) -> torch.Tensor:
+        """``||x_b||`` of the rows :meth:`gather` returns for the same arguments: ``[K, B]``."""
+        norms = self.row_norms(ord)
+        span = self._span(clients, idx)
+        if span is not None:
+            a, c, n = span
+            return norms[a:a + c * n].view(c, n)
+        return norms.index_select(0, self._rows(clients, idx)).view(idx.shape)
+
+    def _rows(self, clients: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+        """The flat row of each position of ``idx[K, B]`` (past a client's end: its last row)."""
+        dev = self._first.device
+        c = clients.reshape(-1).to(dev)
+        rows = torch.minimum(idx.to(dev), self._last.index_select(0, c))
+        return rows.add_(self._first.index_select(0, c)).reshape(-1)
+
+    def _span(self, clients: torch.Tensor, idx: torch.Tensor):
+        """``(first row, clients, rows each)`` when ``idx`` asks every row, in order, of consecutive
+        clients of equal size (a full batch: a view of the flat storage instead of a copy); else None."""
         if idx.dim() != 2 or idx.shape[1] == 0:
             return None
         c, n = clients.reshape(-1).cpu(), idx.shape[1]
@@ -106,9 +134,7 @@ class FederatedData:
             return None
         if not torch.equal(idx.cpu(), torch.arange(n).expand(len(c), n)):
             return None
-        a = int(self.offsets[c[0]])
-        x = self.x_train[a:a + len(c) * n]
-        return x.view(len(c), n, *self.x_train.shape[1:]), self.y_train[a:a + len(c) * n].view(len(c), n)
+        return int(self.offsets[c[0]]), len(c), n
 
     def padded(self, clients: torch.Tensor):
         """All rows of ``clients[K]``, padded to the largest of them:

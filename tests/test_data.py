@@ -290,3 +290,13 @@ def test_row_norms_are_those_of_the_gathered_rows_bit_for_bit():
     assert fed.row_norms(2) is fed.row_norms(2)  # computed once
     with pytest.raises(ValueError, match="ord must be 1 or 2"):
         fed.row_norms(3)
+
+
+def test_to_the_device_the_data_is_on_is_the_object_itself():
+    """engine.run moves the data to the run's device; on that device already it keeps the object, so
+    the split's cached row norms serve every run on it (a copy lost them at every run)."""
+    fed = data.FederatedData(torch.ones(4, 3), torch.zeros(4, dtype=torch.int64), torch.tensor([2, 2]),
+                             torch.ones(1, 3), torch.zeros(1, dtype=torch.int64))
+    assert fed.to("cpu") is fed and fed.to(torch.device("cpu")) is fed
+    norms = fed.row_norms(2)
+    assert fed.to("cpu").row_norms(2) is norms

@@ -156,8 +156,13 @@ class FederatedData:
         return cls(torch.cat(list(xs)), torch.cat(list(ys)), counts, x_test, y_test)
 
     def to(self, device) -> "FederatedData":
-        """A copy with every tensor on ``device`` (``counts`` and ``offsets`` stay on the CPU)."""
+        """A copy with every tensor on ``device`` (``counts`` and ``offsets`` stay on the CPU); this
+        object itself when its tensors are there already (``torch.Tensor.to`` would not copy them
+        either), so what it caches (:meth:`row_norms`) serves every run on the split."""
         dev = torch.device(device)
+        if all(t.device == dev or (dev.index is None and t.device.type == dev.type)
+               for t in (self.x_train, self.y_train, self.x_test, self.y_test)):
+            return self
         return FederatedData(self.x_train.to(dev), self.y_train.to(dev), self.counts,
                              self.x_test.to(dev), self.y_test.to(dev))
 
@@ -213,7 +218,7 @@ def cached_federated(name: str, num_clients: int, scheme: str | None = None, *, 
     split through it, so a worker that runs many seeds of one split loads it once.
 
     The cache returns the SAME object to every caller: callers read it and never change its
-    tensors in place (``FederatedData.to`` returns a copy).  It is keyed by the arguments, not by
+    tensors in place.  It is keyed by the arguments, not by
     the files: after changing ``$FLDP_DATA_DIR`` or the files, call ``cached_federated.cache_clear()``.
     """
     return _cached(name, num_clients, scheme, seed, subsample, max_test, pixels,

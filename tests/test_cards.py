@@ -86,6 +86,8 @@ def test_the_setting_in_a_few_words():
                                                    "paper, which the paper does not give at all here)")) == "a reading: the CNN …"
     assert cards.setting_short(_claim(setting="paper")) == "the paper's setting"
     assert cards.setting_short(_claim(setting_note="K in [1; 2]; C = 5")) == "a reading: K in [1; 2]"
+    opening = "(" + "word " * 30 + ")"
+    assert cards.setting_short(_claim(setting_note=opening)).startswith("a reading: (word word")
 
 
 @pytest.mark.parametrize("style", cards.STYLES)

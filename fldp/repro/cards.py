@@ -110,7 +110,7 @@ def _cut_words(text: str, limit: int) -> str:
             depth += 1
         elif ch in ")]}" and depth:
             depth -= 1
-    if depth:
+    if depth and cut[:last_closed].strip():  # a text that opens with a bracket keeps it
         cut = cut[:last_closed]
     return cut.rstrip(" ,;:") + " …"
 

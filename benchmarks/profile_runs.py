@@ -48,7 +48,7 @@ LONG_S = 30.0
 #: (name, path fragments or function names): a profiled function belongs to the first that matches.
 CATEGORIES = (
     ("batch gathering", ("federated.py:gather", "federated.py:_rows", "federated.py:_span",
-                         "federated.py:_contiguous_view", "federated.py:padded")),
+                         "federated.py:padded")),
     ("data preparation", ("fldp/data/",)),
     ("accountant", ("fldp/accounting.py", "dp_accounting/")),
     ("evaluation", ("engine.py:evaluate",)),
@@ -120,18 +120,22 @@ def typical_run(key: str, pick: str = "median") -> dict:
     """The run of notebook ``key`` (``paper/notebook``) to profile: from its cost record, of its main
     function (the one with the most CPU), the median (or most expensive) by recorded CPU time."""
     record = json.loads((ROOT / "results" / "costs" / f"{key}.json").read_text())
-    runs = [r for r in record["runs"] if r.get("cpu_s") or r.get("seconds")]
+    runs = [r for r in record["runs"] if _cpu(r)]
     if not runs:
         raise SystemExit(f"{key}: its cost record lists no timed runs")
     by_fn: dict[str, float] = {}
     for r in runs:
-        by_fn[r["fn"]] = by_fn.get(r["fn"], 0.0) + (r.get("cpu_s") or r["seconds"])
+        by_fn[r["fn"]] = by_fn.get(r["fn"], 0.0) + _cpu(r)
     fn = max(by_fn, key=by_fn.get)
-    mine = sorted((r for r in runs if r["fn"] == fn), key=lambda r: r.get("cpu_s") or r["seconds"])
+    mine = sorted((r for r in runs if r["fn"] == fn), key=_cpu)
     run = mine[-1] if pick == "max" else mine[len(mine) // 2]
-    return {"key": key, "fn": fn, "config": run["config"], "recorded_cpu_s": run.get("cpu_s") or run["seconds"],
-            "runs": len(mine), "fn_cpu_s": by_fn[fn], "median_cpu_s": statistics.median(
-                r.get("cpu_s") or r["seconds"] for r in mine)}
+    return {"key": key, "fn": fn, "config": run["config"], "recorded_cpu_s": _cpu(run), "runs": len(mine),
+            "fn_cpu_s": by_fn[fn], "median_cpu_s": statistics.median(_cpu(r) for r in mine)}
+
+
+def _cpu(run: dict) -> float:
+    """A recorded run's CPU seconds (wall seconds where CPU was not kept)."""
+    return float(run.get("cpu_s") or run.get("seconds") or 0.0)
 
 
 def _call(fn_path: str, config: dict):

@@ -460,7 +460,7 @@ def local_train(model: Model, start: torch.Tensor, data: FederatedData, clients:
                 continue
             xb, yb = data.gather(cid, idx)
             x_norm = data.gather_norms(cid, idx, 1 if config.clip_norm == "l1" else 2) \
-                if norms_known and xb.dim() == 3 else None  # each row's norm once per split, not per step
+                if norms_known else None  # each row's norm once per split, not per step
             grad = gradient(model, params, xb, yb, weights=wts, clip=sample_clip, clip_norm=config.clip_norm,
                             x_norm=x_norm)
             if batch_clip is not None:

@@ -16,12 +16,13 @@ typo fails instead of silently opening a new stream.
 """
 from __future__ import annotations
 
-from typing import Union
+import contextlib
+from typing import Iterator, Union
 
 import numpy as np
 import torch
 
-__all__ = ["PURPOSES", "key", "torch_generator", "numpy_rng"]
+__all__ = ["PURPOSES", "key", "torch_generator", "numpy_rng", "one_thread"]
 
 #: Every stream of the package, with a fixed id (never renumber: it would change every result).
 PURPOSES = {
@@ -60,3 +61,16 @@ def torch_generator(seed: int, purpose: str, *path: int,
 def numpy_rng(seed: int, purpose: str, *path: int) -> np.random.Generator:
     """A numpy :class:`~numpy.random.Generator` seeded with :func:`key`."""
     return np.random.default_rng(key(seed, purpose, *path))
+
+
+@contextlib.contextmanager
+def one_thread() -> Iterator[None]:
+    """Compute on one torch thread, as every run computes under ``fldp reproduce`` (one and two
+    threads differ in the 7th digit), and restore the thread count after: what recomputing or
+    timing a run against its archived numbers needs."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)

@@ -162,18 +162,11 @@ def plain_round(w: torch.Tensor, data: FederatedData, clients: torch.Tensor, *,
     return downlink(new) if downlink is not None else new
 
 
-import contextlib as _contextlib
+def load_script(path, name: str):
+    """A script that is not a package module (``benchmarks/*.py``) imported under ``name``."""
+    import importlib.util
 
-
-@_contextlib.contextmanager
-def one_thread():
-    """Compute on one thread, as every run computes under ``fldp reproduce`` (1 and 2 threads differ
-    in the 7th digit): what a test that compares with archived runs needs; the setting is restored."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -165,7 +165,7 @@ def test_a_benchmark_run_reads_its_split_once_per_worker_and_keeps_its_archived_
     archive = Path(__file__).resolve().parent.parent / "results" / "archive" / "benchmark" / "02_accuracy.jsonl"
     record = next(r for r in map(json.loads, archive.read_text().splitlines())
                   if r["config"]["task"] == "adult-logreg" and r["config"]["scheme"] == "nbafl")
-    from helpers import one_thread
+    from fldp.seeding import one_thread
 
     D.cached_federated.cache_clear()
     with one_thread():  # as the archived run computed

@@ -2,20 +2,18 @@
 profiling hook charges a function's time to the category of the nearest categorised caller."""
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
+from helpers import load_script
 
 SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "profile_runs.py"
 
 
 @pytest.fixture
 def profile_runs(tmp_path, monkeypatch):
-    spec = importlib.util.spec_from_file_location("profile_runs_under_test", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_script(SCRIPT, "profile_runs_under_test")
     monkeypatch.setattr(mod, "ROOT", tmp_path)
     return mod
 

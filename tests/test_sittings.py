@@ -2,20 +2,18 @@
 sitting that computed it, also when its last execution read them back from the archive."""
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
+from helpers import load_script
 
 SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "sittings.py"
 
 
 @pytest.fixture
 def sittings(tmp_path, monkeypatch):
-    spec = importlib.util.spec_from_file_location("sittings_under_test", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_script(SCRIPT, "sittings_under_test")
     monkeypatch.setattr(mod, "ROOT", tmp_path)
     monkeypatch.setattr(mod, "COSTS", tmp_path / "results" / "costs")
     return mod

@@ -116,7 +116,7 @@ def test_a_zhou_run_with_cached_row_norms_returns_its_archived_numbers(mechanism
     import json
     from pathlib import Path
 
-    from helpers import one_thread
+    from fldp.seeding import one_thread
 
     from fldp.papers.zhou import experiments
 

@@ -218,8 +218,7 @@ def _provenance(ch: Chapter, nb: dict | None, root: Path) -> str:
     if e is None:
         return (":::{admonition} No results\n:class: warning\nThis chapter has no committed full-mode results yet: "
                 f"{run} produces them.\n:::\n")
-    tallies = "; ".join(f"{name}: {report.tally_text(report.claims_of(e.claims, kind))}" for kind, name in
-                        (("paper", "paper claims"), ("derived", "derived checks"), ("diagnostic", "diagnostics")))
+    tallies = report.kinds_text(e.claims, sep=": ")
     results = f"`results/{ch.key}.json`"
     if nb is not None:
         day, seconds = _executed_at(nb)
@@ -350,9 +349,7 @@ def _landing_findings(register, plain: dict, parts: Sequence[str]) -> list[str]:
              "### Each paper in plain words", ""]
     for part in parts:
         claims = [c for e in register.entries if e.paper == part for c in e.claims]
-        counts = "; ".join(f"{name} {report.tally_text(report.claims_of(claims, kind))}"
-                           for kind, name in (("paper", "paper claims"), ("derived", "derived checks"),
-                                              ("diagnostic", "diagnostics")) if report.claims_of(claims, kind))
+        counts = report.kinds_text(claims, skip_empty=True)
         lines += [f"**[{report.paper_name(part)}]({_part_page(part)})** ({counts or 'no verdicts yet'})", ""]
         if plain.get(part):
             lines += ["> " + line if line else ">" for line in plain[part].splitlines()] + [""]

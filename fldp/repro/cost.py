@@ -132,13 +132,11 @@ def calibrate(*, cache: Optional[Path] = None, refresh: bool = False) -> Calibra
     cached = None if refresh else cached_calibration(cache)
     if cached is not None:
         return cached
-    import torch
+    from fldp import seeding
 
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
     rate, step_s, elem_s = {}, {}, {}
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # as every run computes under fldp reproduce (fldp.repro.chapters.plan)
-    try:
+    with seeding.one_thread():  # as every run computes under fldp reproduce (fldp.repro.chapters.plan)
         for cls, (name, kwargs, (clients, batch)) in CALIBRATION_SHAPES.items():
             model = models.make_model(name, **kwargs)
             small, w_small = _time_rounds(model, 1, 1, test_rows=1)
@@ -153,8 +151,6 @@ def calibrate(*, cache: Optional[Path] = None, refresh: bool = False) -> Calibra
             rest = wb["steps"] * step_s[cls] + wb["elems"] * elem_s[cls]
             rate[cls] = wb["flops"] / max(big - rest, 0.25 * big) / 1e9
         run_s = _time_run_setup()
-    finally:
-        torch.set_num_threads(threads)
     cal = Calibration(rate, step_s, elem_s, run_s, machine, load)
     atomic_write_json(cache, cal.as_dict())
     return cal

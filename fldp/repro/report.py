@@ -38,7 +38,7 @@ __all__ = [
     "SKIPPED_DIRS", "SETTING_NAMES", "migrated", "verdict_label", "tally", "tally_text",
     "legend_lines", "Entry", "Register", "paper_name",
     "results_files", "collect", "round_floats", "compact", "cell", "duration", "TITLE",
-    "summary_lines", "time_text", "render", "README_BEGIN", "README_END", "FINDINGS_BLOCK", "findings_lines", "fill_findings",
+    "summary_lines", "kinds_text", "time_text", "render", "README_BEGIN", "README_END", "FINDINGS_BLOCK", "findings_lines", "fill_findings",
     "readme_with_summary", "write", "is_up_to_date", "run", "render_markdown", "render_html", "write_report"
 ]
 
@@ -409,6 +409,15 @@ def claims_of(claims, kind: str, setting: str | None = None) -> list:
     return [c for c in claims if migrated(c) and c["kind"] == kind and (setting is None or c["setting"] == setting)]
 
 
+def kinds_text(claims, names: Sequence[str] = ("paper claims", "derived checks", "diagnostics"), *,
+               sep: str = " ", skip_empty: bool = False) -> str:
+    """``paper claims 2 hold; derived checks none; diagnostics 1 fails``: :func:`tally_text` per kind
+    (paper, derived, diagnostic), each after its name in ``names``; ``skip_empty``: kinds without
+    claims left out."""
+    parts = [(name, claims_of(claims, kind)) for kind, name in zip(("paper", "derived", "diagnostic"), names)]
+    return "; ".join(f"{name}{sep}{tally_text(cs)}" for name, cs in parts if cs or not skip_empty)
+
+
 def summary_lines(register: Register, link=lambda paper: None) -> list[str]:
     """The register's summary: paper claims by setting x verdict per paper, then derived
     checks and diagnostics apart, and what is not yet migrated.  ``link(paper)`` gives the
@@ -503,8 +512,7 @@ def render(results_dir: Path = DEFAULT_RESULTS_DIR, output: Path = DEFAULT_OUTPU
         claims = [c for e in entries for c in e.claims]
         lines += ["", f"## {paper_name(paper)}", "",
                   f"Paper key {_code(paper)}, {len(entries)} notebook{'s' if len(entries) != 1 else ''}: "
-                  f"paper claims {tally_text(claims_of(claims, 'paper'))}; derived checks "
-                  f"{tally_text(claims_of(claims, 'derived'))}; diagnostics {tally_text(claims_of(claims, 'diagnostic'))}."]
+                  f"{kinds_text(claims)}."]
         for e in entries:
             lines += ["", f"### {e.paper}/{e.notebook}", ""]
             lines += _entry_lines(e, found.notebooks[id(e)], found.of_entry[id(e)], base, root, style)
@@ -524,8 +532,7 @@ def _entry_lines(e: Entry, notebook: Path | None, problems: list[str], base: Pat
     lines.append(f"- Wall time: {time_text(e)}")
     params = compact(e.params, digits=None, limit=_PARAMS_LIMIT) if e.params else ""
     lines.append(f"- Parameters: {_code(params) if params else 'none'}")
-    lines.append(f"- Claims: paper {tally_text(claims_of(e.claims, 'paper'))}; derived "
-                 f"{tally_text(claims_of(e.claims, 'derived'))}; diagnostics {tally_text(claims_of(e.claims, 'diagnostic'))}")
+    lines.append(f"- Claims: {kinds_text(e.claims, ('paper', 'derived', 'diagnostics'))}")
     old = [c for c in e.claims if not migrated(c)]
     if old:
         lines.append(f"- Not yet migrated: {len(old)} claims saved in the old form; their verdicts are "
@@ -679,9 +686,8 @@ def run(results_dir: Path = DEFAULT_RESULTS_DIR, output: Path = DEFAULT_OUTPUT, 
     write(results_dir, output, register)
     claims = [c for e in register.entries for c in e.claims]
     n_problems = len(_inspect(register, output.parent, results_dir.parent).problems)
-    print(f"wrote {output}: {len(register.entries)} notebook(s); paper claims "
-          f"{tally_text(claims_of(claims, 'paper'))}; derived {tally_text(claims_of(claims, 'derived'))}; diagnostics "
-          f"{tally_text(claims_of(claims, 'diagnostic'))}; {n_problems} problem(s)", file=out)
+    print(f"wrote {output}: {len(register.entries)} notebook(s); "
+          f"{kinds_text(claims, ('paper claims', 'derived', 'diagnostics'))}; {n_problems} problem(s)", file=out)
     return 0
 
 

@@ -67,17 +67,15 @@ def verify(archive: Archive, *, only: Sequence[str] = (), sample: Optional[int] 
     that many runs drawn at random (``seed``); ``budget_s``: the cheapest first (``cost(run)``
     predicted seconds) until the budget is spent; neither: every run.  Returns (runs checked,
     mismatches)."""
-    import torch
+    from fldp import seeding  # torch is imported by the first call, not by the command line
 
     runs = list(archive.runs(only))
     if sample is not None:
         runs = random.Random(seed).sample(runs, min(int(sample), len(runs)))
     if budget_s is not None:
         runs.sort(key=lambda nr: cost(nr[1]) if cost else 0.0)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
     mismatches, checked, t0 = [], 0, time.perf_counter()
-    try:
+    with seeding.one_thread():
         for nb, run in runs:
             if budget_s is not None and checked and time.perf_counter() - t0 >= budget_s:
                 break
@@ -88,6 +86,4 @@ def verify(archive: Archive, *, only: Sequence[str] = (), sample: Optional[int] 
                 mismatches.append(Mismatch(nb, run["fn"], run["key"], *diff))
             if progress:
                 progress(f"{'MISMATCH' if diff else 'same    '} {nb}: {run['fn']} {run['key'][:12]}")
-    finally:
-        torch.set_num_threads(threads)
     return checked, mismatches

@@ -12,6 +12,7 @@ assemble a run; :func:`simulate_aggregate` checks Theorem 1 and Fig. 3 by simula
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Optional
@@ -54,12 +55,35 @@ def layer_slices(model: Model) -> list[tuple[str, int, int]]:
     return [(n, a, b) for n, (a, b) in model._offsets.items()]
 
 
+#: Candidate noise held at once by the filter's sampler, in elements, per device type (32 MiB of
+#: float32 on a CPU, where a large layer's draws are arithmetic; 512 MiB on a GPU, where one
+#: launch of many candidates replaces many small ones).
+CANDIDATE_BUDGET = {"cpu": 1 << 23, "cuda": 1 << 27}
+
+
+@functools.lru_cache(maxsize=1024)
+def _candidates(dim: int, p: float, c: float, reading: str, device_type: str) -> int:
+    """How many candidates a client draws per launch in a layer of ``dim`` parameters: the
+    expected tries 1 / P (rounded up), within the device's budget; on a CPU also within 2^16
+    elements (a large layer's extra draws would cost more arithmetic than the launches save)."""
+    tries = th.expected_tries(dim=dim, p=p, c=max(c, 1e-12), reading=reading)
+    budget = CANDIDATE_BUDGET.get(device_type, CANDIDATE_BUDGET["cpu"])
+    cap = max(1, budget // dim) if device_type == "cuda" else max(1, (1 << 16) // dim)
+    return int(min(cap, math.ceil(tries) if math.isfinite(tries) else cap))
+
+
 def perturb(updates: torch.Tensor, *, slices, c: float, p: Optional[float], generators,
             reading: str = "noise", max_tries: int = 100_000):
     """Algorithm 1, lines 8-12, for the updates ``[K, D]`` of K clients (client k draws from
-    ``generators[k]``): per layer, r = c ||u|| z / ||z||, z ~ N(0, I), redrawn (rows that
-    fail only) until the angle passes theta_thres(dim, p); ``p=None`` skips the filter.
-    Returns (noisy updates, tries ``[K, L]``: the draws each client needed per layer)."""
+    ``generators[k]``): per layer, r = c ||u|| z / ||z||, z ~ N(0, I), redrawn until the angle
+    passes theta_thres(dim, p); ``p=None`` skips the filter.  Returns (noisy updates, tries
+    ``[K, L]``: the draws each client needed per layer).
+
+    The sampler draws several candidates of a client per launch (:func:`_candidates`), each by its
+    own call on the client's generator, tests them together and keeps the first that passes, then
+    sets the generator to the state after that one: the noise, the tries and the generator's next
+    numbers are exactly those of drawing and testing one candidate at a time (tested against that
+    sampler, ``benchmarks/filter_bench.py``), at a lower cost per try."""
     validate.nonnegative("c", c)
     validate.choice("reading", reading, th.READINGS)
     validate.integer("max_tries", max_tries, 1)
@@ -68,28 +92,51 @@ def perturb(updates: torch.Tensor, *, slices, c: float, p: Optional[float], gene
         raise ValueError(f"need one generator per client row (got {len(generators)} for {k} rows)")
     out = updates.clone()
     tries = torch.zeros(k, len(slices), dtype=torch.int64)
+    device_type = updates.device.type
     for j, (name, a, b) in enumerate(slices):
+        d = b - a
         u = updates[:, a:b]
         scale = c * torch.linalg.vector_norm(u, dim=1, keepdim=True)
-        thr = None if p is None else math.radians(th.threshold(dim=b - a, p=p))
-        r = torch.empty_like(u)
-        todo = torch.arange(k)
-        while len(todo):
-            if int(tries[todo, j].max()) >= max_tries:
+        thr = None if p is None else math.radians(th.threshold(dim=d, p=p))
+        want = 1 if p is None else _candidates(d, float(p), float(c), reading, device_type)
+        budget = CANDIDATE_BUDGET.get(device_type, CANDIDATE_BUDGET["cpu"])
+        todo = list(range(k))
+        while todo:
+            left = max_tries - int(tries[todo, j].max())
+            if left <= 0:
                 raise RuntimeError(
-                    f"direction filter: p={p} in layer {name!r} ({b - a} parameters) needed more than "
-                    f"max_tries={max_tries} draws (expected {th.expected_tries(dim=b - a, p=p, c=max(c, 1e-12), reading=reading):.3g})")
-            z = torch.stack([torch.randn(b - a, generator=generators[int(i)], dtype=u.dtype,
-                                         device=u.device) for i in todo])
-            r[todo] = scale[todo] * z / torch.linalg.vector_norm(z, dim=1, keepdim=True)
-            tries[todo, j] += 1
+                    f"direction filter: p={p} in layer {name!r} ({d} parameters) needed more than "
+                    f"max_tries={max_tries} draws (expected {th.expected_tries(dim=d, p=p, c=max(c, 1e-12), reading=reading):.3g})")
+            m = min(want, left)
+            group = todo[:max(1, budget // (m * d))]
+            z = torch.empty(len(group), m, d, dtype=u.dtype, device=u.device)
+            states = []
+            for g, i in enumerate(group):
+                states.append([])
+                for t in range(m):
+                    z[g, t].normal_(generator=generators[i])
+                    if m > 1:
+                        states[g].append(generators[i].get_state())
+            rows = torch.tensor(group)
+            cand = scale[rows, None] * z / torch.linalg.vector_norm(z, dim=2, keepdim=True)
             if thr is None:
-                break
-            ref = r[todo] if reading == "noise" else u[todo] + r[todo]
-            cos = torch.nn.functional.cosine_similarity(u[todo], ref, dim=1)
-            ok = (torch.arccos(cos.clamp(-1, 1)) < thr) | (scale[todo, 0] == 0)
-            todo = todo[~ok.cpu()]
-        out[:, a:b] += r
+                ok = torch.ones(len(group), m, dtype=torch.bool)
+            else:
+                ug = u[rows, None].expand_as(cand)
+                ref = cand if reading == "noise" else ug + cand
+                cos = torch.nn.functional.cosine_similarity(ug, ref, dim=2)
+                ok = ((torch.arccos(cos.clamp(-1, 1)) < thr) | (scale[rows] == 0)).cpu()
+            passed = ok.any(1).tolist()
+            first = ok.int().argmax(1).tolist()   # the first True in draw order, where any
+            for g, i in enumerate(group):
+                if passed[g]:
+                    out[i, a:b] += cand[g, first[g]]
+                    tries[i, j] += first[g] + 1
+                    if first[g] < m - 1:
+                        generators[i].set_state(states[g][first[g]])
+                else:
+                    tries[i, j] += m
+            todo = [i for g, i in enumerate(group) if not passed[g]] + todo[len(group):]
     return out, tries
 
 

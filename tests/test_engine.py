@@ -499,3 +499,10 @@ def test_lagged_median_clip_is_the_median_of_all_earlier_rounds_norms():
 def test_lagged_median_clip_needs_an_upload_clip_mode():
     with pytest.raises(ValueError, match="median_lagged"):
         engine.FLConfig(num_rounds=1, local_steps=1, clip="median_lagged", clip_mode="sample_grad")
+
+
+def test_client_chunk_takes_every_client_of_a_round_on_a_gpu():
+    cnn = models.CNN(channels=(32, 64), hidden=512)        # the adaptive scheme's paper CNN
+    assert engine.client_chunk(cnn) == 1                     # a CPU's cache holds one such client
+    assert engine.client_chunk(cnn, device="cuda") == (2 << 30) // (cnn.dim * 32) == 115
+    assert engine.client_chunk(models.MLP(IN, HID, OUT), device="cuda") > 10_000

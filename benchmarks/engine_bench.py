@@ -1,7 +1,8 @@
 """Speed of the batched engine in the papers' own regimes, against a naive per-client loop,
-against opacus (per-sample clipping) and against the machine's roofline.
+against opacus (per-sample clipping), against the same round written with ``torch.func`` (vmap
+over the clients) and against the machine's roofline.
 
-    python benchmarks/engine_bench.py [--repeats R] [--regime 1|2|3|4|5|all] [--threads T] [--no-studies]
+    python benchmarks/engine_bench.py [--repeats R] [--regime 1|2|3|4|5|all] [--threads T] [--no-studies] [--no-vmap]
 
 What is timed on the engine side: :func:`fldp.engine.round_step` itself (client selection,
 local training, clipping, uplink noise from the standard hooks ``engine.gaussian_uplink`` /
@@ -20,6 +21,13 @@ checked to produce the same global model (max abs difference < 1e-4) before anyt
 timed.  Regime 4 (per-sample clipping) has two baselines: a micro-batch loop (one backward
 per sample, ``clip_grad_norm_``, average, step) and opacus (``GradSampleModule`` and
 ``DPOptimizer`` with noise multiplier 0 per client; the privacy noise is the uplink's).
+
+The torch.func anchor (:func:`vmap_round`, "vmap") is the library way to batch the round: the
+clients' parameters stacked along a leading dimension, one client's SGD step (``functional_call``
+of the regime's ``nn.Module``, ``grad`` of the schedule-weighted mini-batch loss, clipping,
+proximal term, update) ``vmap``-ed over the clients, then the naive loop's upload, noise and
+aggregation.  Same schedule and noise; checked against the engine (< 1e-4) before timing.  A
+regime it cannot write is reported as "vmap n/a (why)" on its line.
 
 Timings are the minimum over ``--repeats`` samples (the contenders interleaved), each
 sample averaging enough rounds to last ~0.1 s; the machine is shared, so the load average
@@ -117,6 +125,7 @@ class Regime:
     net_layout: Callable[[torch.Tensor], list]        # flat [D] -> tensors shaped like net.parameters()
     net_flat: Callable[[nn.Module], torch.Tensor]     # net -> flat [D] (a new tensor)
     loss_fn: Callable                                 # (net output, y) -> mean loss
+    sample_loss: Optional[Callable] = None            # (net output, y) -> per-sample losses [B] (vmap anchor)
     l2: float = 0.0                                   # L2 regulariser lambda/2 ||w||^2 (BinaryLogReg)
     samples_per_round: int = 0
     flops_per_sample: int = 0
@@ -128,6 +137,10 @@ class Regime:
     def hooks(self):
         up = engine.gaussian_uplink(self.sigma_u)
         return up, (engine.gaussian_downlink(self.sigma_d) if self.sigma_d else None)
+
+
+def _ce_none(out, y):
+    return F.cross_entropy(out, y, reduction="none")
 
 
 def regime_li(seed: int = 0) -> Regime:
@@ -152,6 +165,8 @@ def regime_li(seed: int = 0) -> Regime:
         net_layout=layout,
         net_flat=lambda net: torch.cat([net.weight.detach().reshape(-1), net.bias.detach()]),
         loss_fn=lambda out, y: F.binary_cross_entropy_with_logits(out.squeeze(-1), y.to(out.dtype)),
+        sample_loss=lambda out, y: F.binary_cross_entropy_with_logits(out.squeeze(-1), y.to(out.dtype),
+                                                                      reduction="none"),
         l2=model.l2,
         samples_per_round=K * Q * b,
         flops_per_sample=4 * (f + 1),
@@ -179,7 +194,7 @@ def regime_zhou(seed: int = 0) -> Regime:
         make_net=lambda: nn.Linear(784, 10, bias=False),
         net_layout=layout,
         net_flat=lambda net: net.weight.detach().t().reshape(-1),
-        loss_fn=F.cross_entropy,
+        loss_fn=F.cross_entropy, sample_loss=_ce_none,
         samples_per_round=d.num_clients * b,
         flops_per_sample=4 * 7840,
         flop_formula="4*7840 per sample (fwd 2*784*10 + weight grad 2*784*10); N*b samples",
@@ -207,7 +222,7 @@ def regime_wei(seed: int = 0, client_chunk: Optional[int] = None) -> Regime:
     return Regime(
         "3", "wei-mnist-mlp", model, d, cfg, cal.sigma_U, cal.sigma_D,
         make_net=lambda: nn.Sequential(nn.Linear(a, h), nn.ReLU(), nn.Linear(h, o)),
-        net_layout=layout, net_flat=flat, loss_fn=F.cross_entropy,
+        net_layout=layout, net_flat=flat, loss_fn=F.cross_entropy, sample_loss=_ce_none,
         samples_per_round=int(d.counts.sum()),
         flops_per_sample=2 * (a * h + h * o) + 2 * (a * h + h * o) + 2 * h * o,
         flop_formula="fwd 2(784*256+256*10) + weight grad 2(784*256+256*10) + hidden backprop "
@@ -232,7 +247,7 @@ def regime_persample(seed: int = 0) -> Regime:
     return Regime(
         "4", "per-sample", model, d, cfg, sigma, 0.0,
         make_net=rg.make_net, net_layout=rg.net_layout, net_flat=rg.net_flat, loss_fn=F.cross_entropy,
-        samples_per_round=d.num_clients * round(0.01 * n_k),
+        sample_loss=_ce_none, samples_per_round=d.num_clients * round(0.01 * n_k),
         flops_per_sample=4 * 7840 + 2 * 7840,
         flop_formula="4*7840 per sample (fwd + weight grad) + 2*7840 (per-sample norm / clip); N*60 samples",
         target=">= 20x naive micro-batch loop and >= opacus", tight_clip=2.0)
@@ -270,7 +285,7 @@ def regime_cnn(seed: int = 0) -> Regime:
         make_net=lambda: nn.Sequential(nn.Unflatten(1, (1, 28, 28)), nn.Conv2d(1, c1, 5), nn.ReLU(), nn.MaxPool2d(2),
                                        nn.Conv2d(c1, c2, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
                                        nn.Linear(16 * c2, hid), nn.ReLU(), nn.Linear(hid, 10)),
-        net_layout=layout, net_flat=flat, loss_fn=F.cross_entropy,
+        net_layout=layout, net_flat=flat, loss_fn=F.cross_entropy, sample_loss=_ce_none,
         samples_per_round=15 * cfg.local_epochs * int(d.counts.min()),
         flops_per_sample=3 * (conv1 + conv2 + fcs) - conv1,
         flop_formula="forward 2*25*(8*576 + 8*16*64) + 2(256*64 + 64*10) = 674,048; backward twice that "
@@ -366,8 +381,18 @@ def naive_round(rg: Regime, w: torch.Tensor, t: int, backend: str = "loop") -> t
         wk = rg.net_flat(net._module if backend == "opacus" else net)
         if cfg.clip_mode == "params":
             wk = wk / max(1.0, float(wk.norm()) / cfg.clip)
-        uploads.append(wk + rg.sigma_u * torch.randn(wk.shape, generator=engine.generator(cfg.seed, "uplink", t, cid)))
-    uploads = torch.stack(uploads)
+        uploads.append(wk)
+    return upload_and_aggregate(rg, torch.stack(uploads), selected, t)
+
+
+def upload_and_aggregate(rg: Regime, uploads: torch.Tensor, selected: torch.Tensor, t: int) -> torch.Tensor:
+    """The end of a hand-written round (naive loop and vmap anchor): client ``c``'s (clipped)
+    upload ``uploads[k]`` gets ``sigma_u * randn(D, generator=engine.generator(seed, "uplink", t, c))``,
+    exactly the engine's uplink draw, then the uploads are aggregated as the config says, then the
+    downlink noise (NbAFL) is added."""
+    cfg, data = rg.cfg, rg.data
+    uploads = torch.stack([u + rg.sigma_u * torch.randn(u.shape, generator=engine.generator(cfg.seed, "uplink", t, cid))
+                           for u, cid in zip(uploads, selected.tolist())])
     p = data.weights[selected]
     if cfg.aggregation == "weighted":
         new = (p[:, None] * uploads).sum(0) / p.sum()
@@ -378,6 +403,125 @@ def naive_round(rg: Regime, w: torch.Tensor, t: int, backend: str = "loop") -> t
     if rg.sigma_d:
         new = new + rg.sigma_d * torch.randn(new.shape, generator=engine.generator(cfg.seed, "downlink", t))
     return new
+
+
+# -- one round, torch.func (vmap over clients) -----------------------------------------------------
+def vmap_unsupported(rg: Regime) -> Optional[str]:
+    """Why :func:`vmap_round` cannot write ``rg``'s round (None: it can).  The anchor covers what the
+    naive loop covers: uploads of parameters (or updates averaged with weights, server lr 1), fixed
+    l2 clipping bounds, no dropout."""
+    cfg = rg.cfg
+    if cfg.clip_mode is not None and cfg.clip_norm != "l2":
+        return f"clip_norm {cfg.clip_norm!r}"
+    if cfg.clip_mode not in (None, "batch_grad", "sample_grad", "params"):
+        return f"clip_mode {cfg.clip_mode!r}"
+    if not isinstance(cfg.clip, (int, float, type(None))):
+        return f"clip {cfg.clip!r}"
+    if cfg.upload == "gradient" or (cfg.upload == "update" and cfg.aggregation != "weighted"):
+        return f"upload {cfg.upload!r} with aggregation {cfg.aggregation!r}"
+    if cfg.dropout or callable(cfg.server_lr) or cfg.server_lr != 1.0:
+        return "dropout or a server learning rate"
+    return None
+
+
+def _vmap_setup(rg: Regime, dim: int) -> dict:
+    """Built once per regime (outside the timing, as the naive loop's modules): the module whose
+    parameters are swapped in by ``functional_call``, its parameter names, where each parameter
+    element sits in the engine's flat vector, and the vmapped client step."""
+    from torch.func import functional_call, grad, vmap
+
+    key = ("vmap", dim)
+    if key in rg.nets:
+        return rg.nets[key]
+    net = rg.make_net()
+    names = [n for n, _ in net.named_parameters()]
+    # net_layout is a permutation of the flat vector's coordinates: send the coordinates' own
+    # indices through it to learn where each parameter element goes (float64: exact up to 2^53)
+    pos = torch.cat([q.reshape(-1) for q in rg.net_layout(torch.arange(dim, dtype=torch.float64))]).long()
+    assert torch.equal(pos.sort().values, torch.arange(dim)), "net_layout is not a permutation"
+    cfg = rg.cfg
+    if rg.sample_loss is not None:
+        sample_loss = rg.sample_loss
+    else:  # the mean loss of each sample alone
+        sample_loss = vmap(lambda o, y: rg.loss_fn(o[None], y[None]))
+    l2, mu = rg.l2, cfg.mu
+    clip_mode = cfg.clip_mode
+    clip = float(cfg.clip) if cfg.clip is not None else None
+
+    def weighted_loss(p, x, y, wts):  # one client: sum_b wts_b loss_b (+ l2/2 ||p||^2)
+        out = (wts * sample_loss(functional_call(net, p, (x,)), y)).sum()
+        if l2 and clip_mode != "sample_grad":
+            out = out + 0.5 * l2 * sum((v * v).sum() for v in p.values())
+        return out
+
+    def one_sample_loss(p, x, y):  # one sample of one client
+        return sample_loss(functional_call(net, p, (x[None],)), y[None]).sum()
+
+    def norm(g: dict) -> torch.Tensor:
+        return torch.sqrt(sum((v * v).sum() for v in g.values()))
+
+    def client_step(p, p0, x, y, wts, lr):
+        """One SGD step of one client (vmapped over the clients); ``lr`` 0 for a client whose
+        epoch is over (all its weights 0), as the engine leaves it."""
+        if clip_mode == "sample_grad":
+            per = vmap(grad(one_sample_loss), in_dims=(None, 0, 0))(p, x, y)       # {name: [B, ...]}
+            nb = torch.sqrt(sum((v * v).flatten(1).sum(1) for v in per.values()))  # [B]
+            c = wts * torch.clamp(clip / nb.clamp_min(1e-30), max=1.0)
+            g = {n: torch.tensordot(c, v, dims=1) for n, v in per.items()}
+            if l2:
+                g = {n: v + l2 * p[n] for n, v in g.items()}
+        else:
+            g = grad(weighted_loss)(p, x, y, wts)
+            if clip_mode == "batch_grad":
+                f = torch.clamp(norm(g) / clip, min=1.0)
+                g = {n: v / f for n, v in g.items()}
+        if mu:  # the proximal pull mu (p - p0), after clipping (as the engine)
+            g = {n: v + mu * (p[n] - p0[n]) for n, v in g.items()}
+        return {n: p[n] - lr * g[n] for n in p}
+
+    rg.nets[key] = out = {"names": names, "pos": pos, "step": vmap(client_step)}
+    return out
+
+
+def vmap_round(rg: Regime, w: torch.Tensor, t: int) -> torch.Tensor:
+    """The round as a careful PyTorch user writes it batched with ``torch.func``: the K clients'
+    parameters stacked along a leading dimension (a dict of ``[K, ...]`` tensors), one client's SGD
+    step (``functional_call`` of the regime's ``nn.Module``, ``grad`` of its weighted mini-batch
+    loss, clipping, proximal term, update) ``vmap``-ed over the clients, the stacked parameters
+    flattened into uploads, clipped (``params``), noised and aggregated as :func:`naive_round`.
+
+    Same schedule as the engine and the naive loop (``engine.select_clients``, ``batch_schedule``
+    with ``batch_generators``, drawn in the timed region); a step's loss weights its samples by the
+    schedule's weights (1/batch size on valid rows, 0 on padding), so unequal batches and clients
+    whose epoch is over (learning rate 0 for them) give the engine's numbers.  Per-sample clipping:
+    ``vmap(grad)`` over the samples inside the client step (per-sample gradients, each clipped,
+    then the weighted sum)."""
+    why = vmap_unsupported(rg)
+    if why is not None:
+        raise NotImplementedError(f"regime {rg.key}: the vmap anchor does not write {why}")
+    cfg, data = rg.cfg, rg.data
+    setup = _vmap_setup(rg, w.numel())
+    names, pos, step = setup["names"], setup["pos"], setup["step"]
+    selected = engine.select_clients(cfg, data.num_clients, t)
+    counts = data.counts[selected]
+    k = len(selected)
+    schedule = engine.batch_schedule(counts, cfg, engine.batch_generators(cfg, selected, t))
+    first, last = data.offsets[selected][:, None], (counts - 1)[:, None]
+    with torch.no_grad():
+        anchor = {n: v.expand(k, *v.shape) for n, v in zip(names, rg.net_layout(w))}
+        params = {n: v.contiguous() for n, v in anchor.items()}
+        for s, (idx, wts) in enumerate(schedule):
+            active = (wts != 0).any(dim=1)
+            if not bool(active.any()):
+                continue
+            rows = first + torch.minimum(idx, last)              # padding reads the client's last row (weight 0)
+            lr = cfg.learning_rate(s) * active.to(w.dtype)       # [K]
+            params = step(params, anchor, data.x_train[rows], data.y_train[rows], wts.to(w.dtype), lr)
+        flat = torch.empty(k, w.numel(), dtype=w.dtype)
+        flat[:, pos] = torch.cat([params[n].reshape(k, -1) for n in names], dim=1)
+        if cfg.clip_mode == "params":
+            flat = flat / torch.clamp(torch.linalg.vector_norm(flat, dim=1, keepdim=True) / cfg.clip, min=1.0)
+    return upload_and_aggregate(rg, flat, selected, t)
 
 
 # -- checks and measurements ----------------------------------------------------------------------
@@ -425,12 +569,35 @@ def check(rg: Regime) -> float:
     return worst
 
 
-def measure(rg: Regime, repeats: int, roof: float) -> dict:
+def check_vmap(rg: Regime) -> float:
+    """The vmap anchor and engine.round_step agree on one round (< TOL), with the regime's clipping
+    bound and with the binding one; returns the largest max abs difference.  Raises
+    NotImplementedError when the anchor cannot write the regime's round."""
+    w = start_params(rg)
+    worst = 0.0
+    for clip in (rg.cfg.clip, rg.tight_clip) if rg.tight_clip else (rg.cfg.clip,):
+        sub = Regime(**{**rg.__dict__, "cfg": engine.with_config(rg.cfg, clip=clip), "nets": {}})
+        d = float((engine_round(sub, w, 1) - vmap_round(sub, w, 1)).abs().max())
+        assert d < TOL, f"regime {rg.key}, clip {clip}: engine and the vmap anchor differ by {d:.3g}"
+        worst = max(worst, d)
+    return worst
+
+
+def measure(rg: Regime, repeats: int, roof: float, vmap: bool = True) -> dict:
+    """Seconds per round of the engine, the naive loop (and opacus, per-sample clipping) and, with
+    ``vmap``, the torch.func anchor (``r["vmap"]``; ``r["vmap_na"]``: why not, if it cannot)."""
     diff = check(rg)
     w = start_params(rg)
     fns = {"engine": lambda t: engine_round(rg, w, t)}
     for backend in baselines(rg):
         fns[backend] = lambda t, backend=backend: naive_round(rg, w, t, backend)
+    vmap_na, vdiff = None, None
+    if vmap:
+        try:
+            vdiff = check_vmap(rg)
+            fns["vmap"] = lambda t: vmap_round(rg, w, t)
+        except (NotImplementedError, RuntimeError) as e:  # not expressible with torch.func: say so
+            vmap_na = str(e).splitlines()[0][:120] if str(e) else type(e).__name__
     best = best_times(fns, repeats)
     flops = rg.samples_per_round * rg.flops_per_sample
     out = {"engine": best["engine"], "naive": best["loop"], "speedup": best["loop"] / best["engine"],
@@ -438,15 +605,31 @@ def measure(rg: Regime, repeats: int, roof: float) -> dict:
     if "opacus" in best:
         out["opacus"] = best["opacus"]
         out["clipped"] = clipped_share(rg, w)
+    if "vmap" in best:
+        out["vmap"], out["vmap_diff"] = best["vmap"], vdiff
+    elif vmap_na is not None:
+        out["vmap_na"] = vmap_na
     return out
 
 
+def _vmap_cols(r: dict) -> tuple[str, str]:
+    """The vmap column and its ratio (empty when the anchor was not run)."""
+    if "vmap" in r:
+        return f", vmap {r['vmap']:.4g} s", f", vs vmap {r['vmap'] / r['engine']:.1f}x"
+    if "vmap_na" in r:
+        return f", vmap n/a ({r['vmap_na']})", ""
+    return "", ""
+
+
 def line(rg: Regime, r: dict) -> str:
+    """``<regime>: engine <s> s, naive <s> s[, opacus <s> s][, vmap <s> s], speed-up <x>x[, vs opacus
+    <y>x][, vs vmap <z>x][, <p>% of roofline]`` (vs X: X's time over the engine's)."""
+    vcol, vratio = _vmap_cols(r)
     if "opacus" in r:
-        return (f"{rg.name}: engine {r['engine']:.4g} s, naive {r['naive']:.4g} s, opacus {r['opacus']:.4g} s, "
-                f"speed-up {r['speedup']:.1f}x, vs opacus {r['opacus'] / r['engine']:.1f}x")
-    return (f"{rg.name}: engine {r['engine']:.4g} s, naive {r['naive']:.4g} s, "
-            f"speed-up {r['speedup']:.1f}x, {r['roof_pct']:.1f}% of roofline")
+        return (f"{rg.name}: engine {r['engine']:.4g} s, naive {r['naive']:.4g} s, opacus {r['opacus']:.4g} s"
+                f"{vcol}, speed-up {r['speedup']:.1f}x, vs opacus {r['opacus'] / r['engine']:.1f}x{vratio}")
+    return (f"{rg.name}: engine {r['engine']:.4g} s, naive {r['naive']:.4g} s{vcol}, "
+            f"speed-up {r['speedup']:.1f}x{vratio}, {r['roof_pct']:.1f}% of roofline")
 
 
 def chunk_study(rg: Regime, repeats: int, roof: float, chunks=(1, 2, 4, 8, 50)) -> dict:
@@ -504,6 +687,8 @@ def main(argv=None) -> None:
     ap.add_argument("--regime", choices=["1", "2", "3", "4", "5", "all"], default="all")
     ap.add_argument("--no-studies", action="store_true",
                     help="skip the client_chunk and sweep studies")
+    ap.add_argument("--no-vmap", action="store_true",
+                    help="skip the torch.func anchor (vmap over clients of grad of functional_call)")
     ap.add_argument("--threads", type=int, default=None,
                     help="torch threads (default: torch's choice; 1 is steadier on a busy machine)")
     args = ap.parse_args(argv)
@@ -526,7 +711,7 @@ def main(argv=None) -> None:
     results, regimes = {}, {}
     for key in wanted:
         rg = builders[key]()
-        regimes[key], results[key] = rg, measure(rg, args.repeats, roof)
+        regimes[key], results[key] = rg, measure(rg, args.repeats, roof, vmap=not args.no_vmap)
         print(line(rg, results[key]), flush=True)
     print(f"# seconds per round (min over {args.repeats} samples, contenders interleaved); "
           f"round = engine.round_step (selection + local training + clipping + noise + aggregation), "
@@ -540,6 +725,7 @@ def main(argv=None) -> None:
         print(f"#   {rg.name}: target {rg.target}; {r['gflop'] * 1e3:.3g} MFLOP/round "
               f"[{rg.flop_formula}]; |engine - naive| = {r['diff']:.1e} (< {TOL}, "
               + (f"also with a binding clip {rg.tight_clip})" if rg.tight_clip else "no clipping in this regime)")
+              + (f"; |engine - vmap| = {r['vmap_diff']:.1e}" if "vmap" in r else "")
               + extra)
     if not args.no_studies:
         if "3" in wanted:

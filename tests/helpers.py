@@ -163,10 +163,14 @@ def plain_round(w: torch.Tensor, data: FederatedData, clients: torch.Tensor, *,
 
 
 def load_script(path, name: str):
-    """A script that is not a package module (``benchmarks/*.py``) imported under ``name``."""
+    """A script that is not a package module (``benchmarks/*.py``) imported under ``name`` (and
+    registered in ``sys.modules`` under it)."""
     import importlib.util
+
+    import sys
 
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module   # a dataclass in the script looks its module up there
     spec.loader.exec_module(module)
     return module

@@ -236,3 +236,18 @@ def test_a_fresh_clone_re_executes_from_the_archive_and_rewrites_nothing(tmp_pat
     for old, new in zip(costs["runs"], recosts["runs"]):
         assert (new["seconds"], new["cpu_s"], new["work"], new["ran"]) == (old["seconds"], old["cpu_s"], old["work"], False)
         assert "archived" not in new
+
+
+def test_verify_skips_runs_made_on_a_device_this_machine_lacks(tmp_path):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA: a cuda run is recomputed here")
+    path, _ = _archive_toy(tmp_path)
+    runs = [json.loads(line) for line in path.read_text().splitlines()]
+    runs[0]["config"]["device"] = "cuda"      # a paper-size run made on a lent GPU
+    archive.write(path, [{k: r[k] for k in archive.FIELDS} for r in runs])
+    said = []
+    checked, bad = verify.verify(archive.Archive(tmp_path / "archive"), progress=said.append)
+    assert (checked, bad) == (2, [])
+    assert said[0] == "skipped  1 run(s) computed on a device this machine lacks (cuda)"

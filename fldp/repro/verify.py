@@ -59,17 +59,34 @@ def first_difference(a: Any, b: Any, where: str = "") -> Optional[tuple[str, Any
     return next(differences(a, b, where), None)
 
 
+def _can_run_here(run: dict) -> bool:
+    """Whether this machine has the device the run was computed on (a run with ``device="cuda"``
+    in its configuration, e.g. a paper-size run made on a lent GPU, needs CUDA)."""
+    device = str(run.get("config", {}).get("device", "cpu"))
+    if device.startswith("cuda"):
+        import torch
+
+        return torch.cuda.is_available()
+    return True
+
+
 def verify(archive: Archive, *, only: Sequence[str] = (), sample: Optional[int] = None,
            budget_s: Optional[float] = None, seed: int = 0, cost: Optional[Callable[[Any], float]] = None,
            progress: Optional[Callable[[str], None]] = None) -> tuple[int, list[Mismatch]]:
     """Recompute archived runs and compare them with the archive, exactly (every run is seeded and,
     under ``fldp reproduce``, single-threaded: the same code gives the same numbers).  ``sample``:
     that many runs drawn at random (``seed``); ``budget_s``: the cheapest first (``cost(run)``
-    predicted seconds) until the budget is spent; neither: every run.  Returns (runs checked,
-    mismatches)."""
+    predicted seconds) until the budget is spent; neither: every run.  A run computed on a device
+    this machine lacks (``device="cuda"`` without CUDA) is skipped, and ``progress`` says how many.
+    Returns (runs checked, mismatches)."""
     from fldp import seeding  # torch is imported by the first call, not by the command line
 
     runs = list(archive.runs(only))
+    elsewhere = [nr for nr in runs if not _can_run_here(nr[1])]
+    if elsewhere and progress:
+        progress(f"skipped  {len(elsewhere)} run(s) computed on a device this machine lacks "
+                 f"({', '.join(sorted({str(r['config'].get('device')) for _, r in elsewhere}))})")
+    runs = [nr for nr in runs if _can_run_here(nr[1])]
     if sample is not None:
         runs = random.Random(seed).sample(runs, min(int(sample), len(runs)))
     if budget_s is not None:

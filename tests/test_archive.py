@@ -90,10 +90,25 @@ def test_the_environment_names_the_libraries_that_decide_the_numbers():
     env = archive.environment()
     assert env["torch"] == torch.__version__.split("+")[0] or env["torch"] == torch.__version__
     assert env["numpy"] == numpy.__version__ and env["scipy"] == scipy.__version__
-    assert set(env) == {"python", "machine", "torch", "numpy", "scipy", "dp-accounting"}
+    assert set(env) == {"python", "machine", "cpu", "torch", "numpy", "scipy", "dp-accounting"}
+    assert env["cpu"] == torch.backends.cpu.get_cpu_capability() and env["cpu"] in ("DEFAULT", "AVX2", "AVX512", "ZVECTOR", "VSX", "NEON", "SVE256")
+    assert archive.environment_differences({k: v for k, v in env.items() if k != "cpu"}) == [f"cpu None -> {env['cpu']}"]
     assert archive.environment_differences(env) == []
     assert archive.environment_differences({**env, "numpy": "1.26.4"}) == [f"numpy 1.26.4 -> {numpy.__version__}"]
     assert archive.environment_differences(None) == ["not recorded"]
+
+
+def test_rounding_is_told_from_a_changed_code_and_accepted_only_in_another_environment():
+    small = [("/acc[3]", 0.9386, 0.9385), ("/loss", 0.2074744384765625, 0.2074745361328125),
+             ("/eps", 0.10051905752764458, 0.10051905752985409)]
+    assert verify.rounding_only(small)
+    assert not verify.rounding_only(small + [("/acc[4]", 0.93, 0.91)])        # a point of accuracy
+    assert not verify.rounding_only([("/diverged_at", None, 12)])            # a run that now blows up
+    assert not verify.rounding_only([("/loss", 0.5, float("nan"))])
+    m = verify.Mismatch("a/01", "f", "k", *small[0], rounding=True)
+    n = verify.Mismatch("a/01", "f", "k2", "/x", 1.0, 2.0, rounding=False)
+    assert verify.failing([m, n], {"a/01": ["cpu AVX2 -> AVX512"]}) == [n]
+    assert verify.failing([m, n], {"a/01": []}) == [m, n]                     # same environment: exact
 
 
 def test_first_difference():
@@ -117,6 +132,15 @@ def test_the_cli_verifies_and_fails_on_a_planted_change(tmp_path, monkeypatch, c
     (tmp_path / "costs" / "toy" / "01_runs.json").write_text(json.dumps({"environment": archive.environment()}))
     assert cli.main(["store", "verify", "--archive", str(tmp_path / "archive"), "--only", "toy/01"]) == 1
     assert "toy/01_runs: its runs were archived in this environment, so the code changed" in capsys.readouterr().out
+    # the same code on another processor: every number within rounding, accepted where the environment differs
+    monkeypatch.setattr(sweep_toy, "toy", lambda **kw: {**real(**kw), "y": real(**kw)["y"] * (1 + 1e-7)})
+    assert cli.main(["store", "verify", "--archive", str(tmp_path / "archive"), "--only", "toy/01"]) == 1
+    assert capsys.readouterr().out.count("MISMATCH") == 3      # ... but not in the environment they were archived in
+    (tmp_path / "costs" / "toy" / "01_runs.json").write_text(json.dumps({"environment": {**archive.environment(), "cpu": "AVX2"}}))
+    assert cli.main(["store", "verify", "--archive", str(tmp_path / "archive"), "--only", "toy/01"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("ROUNDING") == 3 and "MISMATCH" not in out and "cpu AVX2 -> " in out
+    assert "3 differ (3 of them only by float rounding" in out
     assert cli.main(["store", "verify", "--archive", str(tmp_path / "nowhere")]) == 2
     assert "no run archive" in capsys.readouterr().err
     with warnings.catch_warnings():
@@ -145,7 +169,11 @@ def test_the_committed_archive_recomputes_to_its_numbers():
         pytest.skip("no run archive committed yet (results/archive/)")
     arch = archive.Archive(archive.ARCHIVE_DIR)
     checked, bad = verify.verify(arch, budget_s=60, cost=cli._archived_cost())
-    assert arch.damaged == [] and checked >= 1 and bad == [], [str(m) for m in bad]
+    # exact where the runs were archived in this environment; elsewhere (another processor) within rounding
+    changed = {m.notebook: archive.environment_differences(
+        cli._recorded_environment(archive.ARCHIVE_DIR.parent / "costs", m.notebook)) for m in bad}
+    failing = verify.failing(bad, changed)
+    assert arch.damaged == [] and checked >= 1 and failing == [], [str(m) for m in failing]
 
 
 def test_a_checkpoint_keeps_unarchived_runs_pending_and_the_store_reads_them(tmp_path):
@@ -251,3 +279,20 @@ def test_verify_skips_runs_made_on_a_device_this_machine_lacks(tmp_path):
     checked, bad = verify.verify(archive.Archive(tmp_path / "archive"), progress=said.append)
     assert (checked, bad) == (2, [])
     assert said[0] == "skipped  1 run(s) computed on a device this machine lacks (cuda)"
+
+
+def test_a_cost_record_keeps_the_environment_its_runs_were_computed_in(tmp_path):
+    from types import SimpleNamespace
+
+    from fldp.repro import results
+
+    rec = SimpleNamespace(costs_path=tmp_path / "01.json")
+    env = lambda runs: results.Recorder._runs_environment(rec, runs)
+    here = archive.environment()
+    assert env({"ran": 3, "reused": 0}) == here                    # no record yet: computed here
+    elsewhere = {**here, "cpu": "AVX2"}
+    rec.costs_path.write_text(json.dumps({"environment": elsewhere}))
+    assert env({"ran": 0, "reused": 5}) == elsewhere               # re-executed from the archive: theirs
+    assert env({"ran": 5, "reused": 0}) == here                    # all computed again here
+    mixed = env({"ran": 2, "reused": 3})
+    assert mixed["partly"] and archive.environment_differences(mixed) == [mixed["partly"]]

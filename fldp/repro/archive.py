@@ -38,14 +38,20 @@ LIBRARIES = ("torch", "numpy", "scipy", "dp-accounting")
 
 def environment() -> dict:
     """What a run's exact numbers depend on besides fldp's code: Python, the libraries of
-    :data:`LIBRARIES` (installed versions) and the processor architecture.  Kept in each notebook's
+    :data:`LIBRARIES` (installed versions), the processor architecture and the instruction set
+    torch's kernels dispatch on (``cpu``: ``torch.backends.cpu.get_cpu_capability()``, e.g. AVX2 or
+    AVX512; numpy, MKL and oneDNN choose their kernels by it too, so float sums round differently
+    from one processor to another).  Kept in each notebook's
     cost record, not in the archive: a new library version must not rewrite the archive when the
     numbers stay the same, but when ``fldp store verify`` finds a difference it says whether the
     environment changed too."""
     import platform
     from importlib import metadata
 
-    env = {"python": platform.python_version(), "machine": platform.machine()}
+    import torch
+
+    env = {"python": platform.python_version(), "machine": platform.machine(),
+           "cpu": torch.backends.cpu.get_cpu_capability()}
     for name in LIBRARIES:
         try:
             env[name] = metadata.version(name)
@@ -56,11 +62,15 @@ def environment() -> dict:
 
 def environment_differences(recorded: Optional[dict], here: Optional[dict] = None) -> list[str]:
     """The entries of ``here`` (default: this environment) that differ from ``recorded``, as
-    "torch 2.2.0 -> 2.4.1"; ["not recorded"] when ``recorded`` is None or empty."""
+    "torch 2.2.0 -> 2.4.1", and the recorded ``partly`` note (runs computed in several
+    environments); ["not recorded"] when ``recorded`` is None or empty."""
     if not recorded:
         return ["not recorded"]
     here = environment() if here is None else here
-    return [f"{k} {recorded.get(k)} -> {v}" for k, v in here.items() if recorded.get(k) != v]
+    out = [f"{k} {recorded.get(k)} -> {v}" for k, v in here.items() if recorded.get(k) != v]
+    if recorded.get("partly"):  # a notebook whose runs were computed in more than one environment
+        out.append(str(recorded["partly"]))
+    return out
 
 
 def _digest(run: dict) -> str:

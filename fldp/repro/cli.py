@@ -217,17 +217,22 @@ def _store(args: argparse.Namespace, parser) -> int:
     cost_of = _archived_cost(args.archive.parent / "costs") if args.budget else None
     checked, mismatches = verify.verify(arch, only=args.only, sample=args.sample, budget_s=args.budget,
                                         seed=args.seed, cost=cost_of)
+    changed = {nb: archive.environment_differences(_recorded_environment(args.archive.parent / "costs", nb))
+               for nb in {m.notebook for m in mismatches}}
+    failing = verify.failing(mismatches, changed)
     for m in mismatches:
-        print(f"MISMATCH {m}")
-    for nb in sorted({m.notebook for m in mismatches}):  # a library's numerics, or the code?
-        changed = archive.environment_differences(_recorded_environment(args.archive.parent / "costs", nb))
+        print(f"{'MISMATCH' if m in failing else 'ROUNDING'} {m}")
+    for nb in sorted(changed):  # a library's numerics, another processor, or the code?
         print(f"         {nb}: " + ("its runs were archived in this environment, so the code changed"
-                                    if not changed else
-                                    "the environment its runs were archived in: " + ", ".join(changed)
-                                    + " (a library's numerics may differ, not only the code)"))
+                                    if not changed[nb] else
+                                    "the environment its runs were archived in: " + ", ".join(changed[nb])
+                                    + " (a library's numerics or the processor's kernels may differ, not only the code)"))
+    rounding = len(mismatches) - len(failing)
     print(f"fldp store verify: {checked} of {len(runs)} archived run(s) recomputed, {len(mismatches)} differ"
+          + (f" ({rounding} of them only by float rounding, within {verify.ROUNDING_TOL:g}, in another environment: "
+             "the same code on another processor)" if rounding else "")
           + (f"; {len(arch.damaged)} damaged line(s)" if arch.damaged else ""))
-    return 1 if mismatches or arch.damaged else 0
+    return 1 if failing or arch.damaged else 0
 
 
 def _checkpoint(args: argparse.Namespace) -> int:

@@ -261,6 +261,23 @@ class Recorder:
             raise ValueError(f"keys: each a non-empty string, got {bad!r}")
         self.timing_keys.update(keys)
 
+    def _runs_environment(self, runs: dict) -> dict:
+        """The environment the notebook's runs were computed in (:func:`fldp.repro.archive.environment`),
+        which ``fldp store verify`` holds them to: this one where this execution computed them all;
+        the recorded one where it computed none (read back from the store or the archive, they
+        keep the environment they were computed in); this one marked ``partly`` where it computed
+        some and read the rest back from another environment."""
+        here = archive.environment()
+        try:
+            before = json.loads(self.costs_path.read_text(encoding="utf-8")).get("environment")
+        except (OSError, ValueError, AttributeError):
+            before = None
+        if not runs.get("ran") and before:
+            return before
+        if runs.get("ran") and runs.get("reused") and before != here:
+            return {**here, "partly": "some runs were computed in another environment"}
+        return here
+
     def save(self) -> Path:
         """Write ``results/<paper>/<notebook>.json`` atomically and print a summary."""
         payload = {
@@ -281,7 +298,7 @@ class Recorder:
             "kernel_s": round(max(0.0, wall - runs.get("waited", 0.0)), 3),
             "kernel_cpu_s": round(counting.own_cpu_s(self._cpu), 3), "runs": manifest,
             "calibration": (lambda c: c.as_dict() if c else None)(cost.cached_calibration()),
-            "environment": archive.environment()})
+            "environment": self._runs_environment(runs)})
         used = store.used_runs()
         if used:  # the raw runs behind the numbers, without timings (fldp.repro.archive)
             archive.write(self.archive_path, used)

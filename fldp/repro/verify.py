@@ -13,12 +13,20 @@ from typing import Any, Callable, Iterator, Optional, Sequence
 from fldp.repro import store
 from fldp.repro.archive import Archive
 
-__all__ = ["Mismatch", "differences", "first_difference", "verify"]
+__all__ = ["ROUNDING_TOL", "Mismatch", "differences", "rounding_only", "failing", "first_difference", "verify"]
+
+
+#: Two results that differ only by float rounding (another processor's kernels, :func:`rounding_only`):
+#: every differing number within this relative or absolute distance.  A float32 loss moves in its
+#: 7th digit, a PLD accountant's float64 eps in its 11th, and an accuracy on 10,000 test images by
+#: 1e-4 a flipped image; a change of the code moves them by more.
+ROUNDING_TOL = 1e-3
 
 
 @dataclass(frozen=True)
 class Mismatch:
-    """An archived run that recomputed differently: where, and the first value that differs."""
+    """An archived run that recomputed differently: where, and the first value that differs;
+    ``rounding``: every difference is within :data:`ROUNDING_TOL` (:func:`rounding_only`)."""
 
     notebook: str
     fn: str
@@ -26,10 +34,12 @@ class Mismatch:
     where: str
     archived: Any
     recomputed: Any
+    rounding: bool = False
 
     def __str__(self) -> str:
         return (f"{self.notebook}: {self.fn} run {self.key}: at {self.where or '(the result)'} the archive has "
-                f"{self.archived!r}, the code gives {self.recomputed!r}")
+                f"{self.archived!r}, the code gives {self.recomputed!r}"
+                + (" (every difference within float rounding)" if self.rounding else ""))
 
 
 def differences(a: Any, b: Any, where: str = "", *, ignore: frozenset = frozenset()) -> Iterator[tuple[str, Any, Any]]:
@@ -54,6 +64,18 @@ def differences(a: Any, b: Any, where: str = "", *, ignore: frozenset = frozense
         yield where, a, b
 
 
+def rounding_only(diffs) -> bool:
+    """Whether every difference ``(where, a, b)`` is two numbers within :data:`ROUNDING_TOL`
+    (relative or absolute): what the same code gives on a processor whose kernels round otherwise."""
+    import math
+
+    def close(a, b) -> bool:
+        return (isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool)
+                and not isinstance(b, bool) and math.isfinite(a) and math.isfinite(b)
+                and math.isclose(a, b, rel_tol=ROUNDING_TOL, abs_tol=ROUNDING_TOL))
+    return all(close(a, b) for _, a, b in diffs)
+
+
 def first_difference(a: Any, b: Any, where: str = "") -> Optional[tuple[str, Any, Any]]:
     """The first place two JSON values differ (:func:`differences`), or None when they are equal."""
     return next(differences(a, b, where), None)
@@ -68,6 +90,14 @@ def _can_run_here(run: dict) -> bool:
 
         return torch.cuda.is_available()
     return True
+
+
+def failing(mismatches: Sequence[Mismatch], changed: dict) -> list:
+    """The mismatches that say the code changed: all of them where the notebook's runs were
+    archived in this very environment (``changed[notebook]`` empty: there the numbers must be
+    exact), and those beyond float rounding elsewhere (another processor's kernels, another
+    library version: :data:`ROUNDING_TOL`)."""
+    return [m for m in mismatches if not (m.rounding and changed.get(m.notebook))]
 
 
 def verify(archive: Archive, *, only: Sequence[str] = (), sample: Optional[int] = None,
@@ -98,9 +128,10 @@ def verify(archive: Archive, *, only: Sequence[str] = (), sample: Optional[int] 
                 break
             fresh = store.normalise(store.resolve(run["fn"])(**run["config"]))
             checked += 1
-            diff = first_difference(run["result"], fresh)
-            if diff:
-                mismatches.append(Mismatch(nb, run["fn"], run["key"], *diff))
+            diffs = list(differences(run["result"], fresh))
+            if diffs:
+                mismatches.append(Mismatch(nb, run["fn"], run["key"], *diffs[0], rounding=rounding_only(diffs)))
             if progress:
-                progress(f"{'MISMATCH' if diff else 'same    '} {nb}: {run['fn']} {run['key'][:12]}")
+                progress(f"{('ROUNDING' if rounding_only(diffs) else 'MISMATCH') if diffs else 'same    '} "
+                         f"{nb}: {run['fn']} {run['key'][:12]}")
     return checked, mismatches

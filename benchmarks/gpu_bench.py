@@ -77,14 +77,14 @@ def nbafl_round(device: str, rounds: int, quick: bool, chunk=None) -> float:
     return per_round(make, device, rounds)
 
 
-def filter_line(device: str) -> str:
+def filter_line(device: str, p: float = -3.0) -> str:
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import filter_bench as fb
 
     upd = torch.randn(1, fb.slices()[-1][2], generator=torch.Generator().manual_seed(1)).to(device) * 1e-2
     fb.compare(upd, sl=fb.slices(), c=15.0, p=-1.0)          # warm-up
-    r = fb.compare(upd, sl=fb.slices(), c=15.0, p=-3.0, seed=3)
-    return (f"filter: one CNN noise vector at p=-3 on {device}: {r['tries']} tries; one at a time {r['one_s']:.2f} s "
+    r = fb.compare(upd, sl=fb.slices(), c=15.0, p=p, seed=3)
+    return (f"filter: one CNN noise vector at p={p:g} on {device}: {r['tries']} tries; one at a time {r['one_s']:.2f} s "
             f"({1e6 * r['one_s'] / r['tries']:.0f} us a try), batched {r['batched_s']:.2f} s "
             f"({1e6 * r['batched_s'] / r['tries']:.0f} us a try), {r['one_s'] / r['batched_s']:.1f}x; "
             f"identical: {r['same']} (same draws and tries: {r['same_draws']}, largest difference {r['max_diff']:.3g})")
@@ -96,6 +96,7 @@ def main(argv=None) -> None:
     ap.add_argument("--cpu-threads", type=int, default=0, help="also time the rounds on the CPU (0: skip)")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--filter-p", type=float, default=-3.0, help="the filter's p for the sampler's line")
     a = ap.parse_args(argv)
     dev = a.device
     name = torch.cuda.get_device_name() if torch.device(dev).type == "cuda" else "CPU"
@@ -110,7 +111,7 @@ def main(argv=None) -> None:
             cpu = fn("cpu", a.rounds, a.quick)
             line += f"; CPU ({a.cpu_threads} threads) {cpu:.3f} s, {cpu / one:.1f}x"
         print(line, flush=True)
-    print(filter_line(dev), flush=True)
+    print(filter_line(dev, a.filter_p), flush=True)
 
 
 if __name__ == "__main__":

@@ -174,3 +174,19 @@ def load_script(path, name: str):
     sys.modules[name] = module   # a dataclass in the script looks its module up there
     spec.loader.exec_module(module)
     return module
+
+
+def assert_as_archived(result, record: dict, notebook: str) -> None:
+    """``result`` (a run recomputed on one thread) is what the run archive holds in ``record``:
+    exactly where ``notebook``'s runs were computed in this environment, within float rounding
+    (:data:`fldp.repro.verify.ROUNDING_TOL`) where they were computed in another (another
+    processor's kernels round float sums otherwise), as ``fldp store verify`` judges them."""
+    from pathlib import Path
+
+    from fldp.repro import archive, cli, store, verify
+
+    diffs = list(verify.differences(record["result"], store.normalise(result)))
+    if diffs:
+        costs = Path(__file__).resolve().parent.parent / "results" / "costs"
+        changed = archive.environment_differences(cli._recorded_environment(costs, notebook))
+        assert changed and verify.rounding_only(diffs), (notebook, changed, diffs[:3])

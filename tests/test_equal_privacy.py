@@ -161,6 +161,7 @@ def test_a_benchmark_run_reads_its_split_once_per_worker_and_keeps_its_archived_
     from pathlib import Path
 
     from fldp import data as D
+    from helpers import assert_as_archived
 
     archive = Path(__file__).resolve().parent.parent / "results" / "archive" / "benchmark" / "02_accuracy.jsonl"
     record = next(r for r in map(json.loads, archive.read_text().splitlines())
@@ -173,5 +174,5 @@ def test_a_benchmark_run_reads_its_split_once_per_worker_and_keeps_its_archived_
         misses = D.cached_federated.cache_info().misses
         again = ep.accuracy_run(**{**record["config"], "eps": record["config"]["eps"] * 2})
     assert D.cached_federated.cache_info().misses == misses  # the same split, not prepared again
-    assert first == record["result"]
+    assert_as_archived(first, record, "benchmark/02_accuracy")
     assert again["test_acc"] != first["test_acc"] or again["eps_spent"] != first["eps_spent"]

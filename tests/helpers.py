@@ -183,10 +183,9 @@ def assert_as_archived(result, record: dict, notebook: str) -> None:
     processor's kernels round float sums otherwise), as ``fldp store verify`` judges them."""
     from pathlib import Path
 
-    from fldp.repro import archive, cli, store, verify
+    from fldp.repro import archive, store, verify
 
     diffs = list(verify.differences(record["result"], store.normalise(result)))
     if diffs:
-        costs = Path(__file__).resolve().parent.parent / "results" / "costs"
-        changed = archive.environment_differences(cli._recorded_environment(costs, notebook))
+        changed = archive.environment_changes(Path(__file__).resolve().parent.parent / "results" / "costs", notebook)
         assert changed and verify.rounding_only(diffs), (notebook, changed, diffs[:3])

@@ -170,8 +170,7 @@ def test_the_committed_archive_recomputes_to_its_numbers():
     arch = archive.Archive(archive.ARCHIVE_DIR)
     checked, bad = verify.verify(arch, budget_s=60, cost=cli._archived_cost())
     # exact where the runs were archived in this environment; elsewhere (another processor) within rounding
-    changed = {m.notebook: archive.environment_differences(
-        cli._recorded_environment(archive.ARCHIVE_DIR.parent / "costs", m.notebook)) for m in bad}
+    changed = {m.notebook: archive.environment_changes(archive.ARCHIVE_DIR.parent / "costs", m.notebook) for m in bad}
     failing = verify.failing(bad, changed)
     assert arch.damaged == [] and checked >= 1 and failing == [], [str(m) for m in failing]
 
@@ -281,18 +280,24 @@ def test_verify_skips_runs_made_on_a_device_this_machine_lacks(tmp_path):
     assert said[0] == "skipped  1 run(s) computed on a device this machine lacks (cuda)"
 
 
-def test_a_cost_record_keeps_the_environment_its_runs_were_computed_in(tmp_path):
-    from types import SimpleNamespace
-
+def test_a_cost_record_keeps_the_environment_its_runs_were_computed_in():
     from fldp.repro import results
 
-    rec = SimpleNamespace(costs_path=tmp_path / "01.json")
-    env = lambda runs: results.Recorder._runs_environment(rec, runs)
+    env = lambda runs, before: results.Recorder._runs_environment(None, runs, before)
     here = archive.environment()
-    assert env({"ran": 3, "reused": 0}) == here                    # no record yet: computed here
+    assert env({"ran": 3, "reused": 0}, None) == here              # no record yet: computed here
     elsewhere = {**here, "cpu": "AVX2"}
-    rec.costs_path.write_text(json.dumps({"environment": elsewhere}))
-    assert env({"ran": 0, "reused": 5}) == elsewhere               # re-executed from the archive: theirs
-    assert env({"ran": 5, "reused": 0}) == here                    # all computed again here
-    mixed = env({"ran": 2, "reused": 3})
+    assert env({"ran": 0, "reused": 5}, elsewhere) == elsewhere    # re-executed from the archive: theirs
+    assert env({"ran": 5, "reused": 0}, elsewhere) == here         # all computed again here
+    mixed = env({"ran": 2, "reused": 3}, elsewhere)
     assert mixed["partly"] and archive.environment_differences(mixed) == [mixed["partly"]]
+
+
+def test_the_recorded_environment_is_read_from_a_cost_record(tmp_path):
+    env = {**archive.environment(), "cpu": "AVX2"}
+    (tmp_path / "toy").mkdir()
+    (tmp_path / "toy" / "01_runs.json").write_text(json.dumps({"environment": env}))
+    assert archive.recorded_environment(tmp_path / "toy" / "01_runs.json") == env
+    assert archive.environment_changes(tmp_path, "toy/01_runs") == [f"cpu AVX2 -> {archive.environment()['cpu']}"]
+    assert archive.recorded_environment(tmp_path / "none.json") is None
+    assert archive.environment_changes(tmp_path, "toy/none") == ["not recorded"]

@@ -21,7 +21,7 @@ from typing import Iterable, Iterator, Optional, Sequence
 from fldp.repro.paths import PROJECT_ROOT, atomic_write_bytes, canonical
 
 __all__ = ["ARCHIVE_DIR", "FIELDS", "LIBRARIES", "PENDING", "Archive", "Damaged", "checkpoint", "environment",
-           "environment_differences", "line", "write"]
+           "environment_differences", "recorded_environment", "environment_changes", "line", "write"]
 
 #: Where the archive lives in a clone.
 ARCHIVE_DIR = PROJECT_ROOT / "results" / "archive"
@@ -71,6 +71,22 @@ def environment_differences(recorded: Optional[dict], here: Optional[dict] = Non
     if recorded.get("partly"):  # a notebook whose runs were computed in more than one environment
         out.append(str(recorded["partly"]))
     return out
+
+
+def recorded_environment(cost_record: Path) -> Optional[dict]:
+    """The environment a notebook's cost record (``results/costs/<paper>/<notebook>.json``) keeps:
+    the one its runs were computed in; None when there is no readable record."""
+    try:
+        return json.loads(Path(cost_record).read_text(encoding="utf-8")).get("environment")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def environment_changes(costs: Path, notebook: str) -> list[str]:
+    """:func:`environment_differences` between this environment and the one ``notebook``'s runs
+    were computed in (its cost record under ``costs``, the ``results/costs/`` beside the archive):
+    empty where they were computed here, so their numbers must be exact."""
+    return environment_differences(recorded_environment(Path(costs) / f"{notebook}.json"))
 
 
 def _digest(run: dict) -> str:

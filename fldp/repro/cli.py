@@ -217,8 +217,7 @@ def _store(args: argparse.Namespace, parser) -> int:
     cost_of = _archived_cost(args.archive.parent / "costs") if args.budget else None
     checked, mismatches = verify.verify(arch, only=args.only, sample=args.sample, budget_s=args.budget,
                                         seed=args.seed, cost=cost_of)
-    changed = {nb: archive.environment_differences(_recorded_environment(args.archive.parent / "costs", nb))
-               for nb in {m.notebook for m in mismatches}}
+    changed = {nb: archive.environment_changes(args.archive.parent / "costs", nb) for nb in {m.notebook for m in mismatches}}
     failing = verify.failing(mismatches, changed)
     for m in mismatches:
         print(f"{'MISMATCH' if m in failing else 'ROUNDING'} {m}")
@@ -253,17 +252,6 @@ def _checkpoint(args: argparse.Namespace) -> int:
           f"notebooks since); {counts['pending']} pending in {counts['files']} file(s) under "
           f"{args.archive / archive.PENDING}")
     return 0
-
-
-def _recorded_environment(costs: Path, notebook: str):
-    """The environment in ``notebook``'s cost record (``<costs>/<paper>/<notebook>.json``, the
-    ``results/costs/`` beside the archive), or None."""
-    import json
-
-    try:
-        return json.loads((costs / f"{notebook}.json").read_text()).get("environment")
-    except (OSError, ValueError, AttributeError):
-        return None
 
 
 def _archived_cost(costs: Path | None = None):

@@ -11,7 +11,7 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from fldp import counting
 from fldp.repro import archive, cost, store
@@ -231,20 +231,25 @@ class Recorder:
             display({"text/markdown": path._repr_markdown_(), "text/plain": f"figure {rel}"}, raw=True)
         return path
 
-    def _manifest(self) -> list[dict]:
+    def _cost_record(self) -> dict:
+        """This notebook's cost record as its last execution wrote it (``{}`` when there is none)."""
+        try:
+            record = json.loads(self.costs_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return record if isinstance(record, dict) else {}
+
+    def _manifest(self, before: dict) -> list[dict]:
         """The runs this notebook used (:func:`fldp.repro.store.manifest`), where a run was read from
         the run archive, which keeps no timings, with the seconds, CPU seconds and work that this
         notebook's cost record kept for the same run: re-executing from the archive rewrites neither
         the archive nor the costs of the runs.  Sorted by function and configuration, as the archive
-        is by key: the order runs finish in (which varies with the workers) does not reorder the record."""
+        is by key: the order runs finish in (which varies with the workers) does not reorder the record.
+        ``before``: the cost record as the last execution wrote it."""
         runs = sorted(store.manifest(), key=store.manifest_key)
         if not any(r.get("archived") for r in runs):
             return runs
-        try:
-            before = json.loads(self.costs_path.read_text(encoding="utf-8")).get("runs", [])
-        except (OSError, ValueError, AttributeError):
-            before = []
-        known = {store.manifest_key(r): r for r in before if isinstance(r, dict) and "fn" in r and "config" in r}
+        known = {store.manifest_key(r): r for r in before.get("runs", []) if isinstance(r, dict) and "fn" in r and "config" in r}
         for r in runs:
             if r.pop("archived", False):
                 old = known.get(store.manifest_key(r))
@@ -261,17 +266,14 @@ class Recorder:
             raise ValueError(f"keys: each a non-empty string, got {bad!r}")
         self.timing_keys.update(keys)
 
-    def _runs_environment(self, runs: dict) -> dict:
+    def _runs_environment(self, runs: dict, before: Optional[dict]) -> dict:
         """The environment the notebook's runs were computed in (:func:`fldp.repro.archive.environment`),
         which ``fldp store verify`` holds them to: this one where this execution computed them all;
         the recorded one where it computed none (read back from the store or the archive, they
         keep the environment they were computed in); this one marked ``partly`` where it computed
-        some and read the rest back from another environment."""
+        some and read the rest back from another environment.  ``before``: the environment the
+        cost record kept (None: none)."""
         here = archive.environment()
-        try:
-            before = json.loads(self.costs_path.read_text(encoding="utf-8")).get("environment")
-        except (OSError, ValueError, AttributeError):
-            before = None
         if not runs.get("ran") and before:
             return before
         if runs.get("ran") and runs.get("reused") and before != here:
@@ -287,7 +289,8 @@ class Recorder:
         }
         if self.timing_keys:
             payload["timing_keys"] = sorted(self.timing_keys)
-        runs, manifest = store.usage(), self._manifest()
+        before = self._cost_record()  # read once: the runs' costs and environment it kept
+        runs, manifest = store.usage(), self._manifest(before)
         if runs["ran"] or runs["reused"]:  # the runs behind the numbers: computed here or read back
             seconds = sum(r["seconds"] for r in manifest)  # archived runs' from the cost record
             payload["runs"] = {**runs, "seconds": round(seconds, 3), "waited": round(runs["waited"], 3)}
@@ -298,7 +301,7 @@ class Recorder:
             "kernel_s": round(max(0.0, wall - runs.get("waited", 0.0)), 3),
             "kernel_cpu_s": round(counting.own_cpu_s(self._cpu), 3), "runs": manifest,
             "calibration": (lambda c: c.as_dict() if c else None)(cost.cached_calibration()),
-            "environment": self._runs_environment(runs)})
+            "environment": self._runs_environment(runs, before.get("environment"))})
         used = store.used_runs()
         if used:  # the raw runs behind the numbers, without timings (fldp.repro.archive)
             archive.write(self.archive_path, used)

@@ -111,12 +111,12 @@ def verify(archive: Archive, *, only: Sequence[str] = (), sample: Optional[int] 
     Returns (runs checked, mismatches)."""
     from fldp import seeding  # torch is imported by the first call, not by the command line
 
-    runs = list(archive.runs(only))
-    elsewhere = [nr for nr in runs if not _can_run_here(nr[1])]
+    runs, elsewhere = [], []
+    for nr in archive.runs(only):
+        (runs if _can_run_here(nr[1]) else elsewhere).append(nr)
     if elsewhere and progress:
         progress(f"skipped  {len(elsewhere)} run(s) computed on a device this machine lacks "
                  f"({', '.join(sorted({str(r['config'].get('device')) for _, r in elsewhere}))})")
-    runs = [nr for nr in runs if _can_run_here(nr[1])]
     if sample is not None:
         runs = random.Random(seed).sample(runs, min(int(sample), len(runs)))
     if budget_s is not None:
@@ -132,6 +132,6 @@ def verify(archive: Archive, *, only: Sequence[str] = (), sample: Optional[int] 
             if diffs:
                 mismatches.append(Mismatch(nb, run["fn"], run["key"], *diffs[0], rounding=rounding_only(diffs)))
             if progress:
-                progress(f"{('ROUNDING' if rounding_only(diffs) else 'MISMATCH') if diffs else 'same    '} "
-                         f"{nb}: {run['fn']} {run['key'][:12]}")
+                said = ("ROUNDING" if mismatches[-1].rounding else "MISMATCH") if diffs else "same    "
+                progress(f"{said} {nb}: {run['fn']} {run['key'][:12]}")
     return checked, mismatches

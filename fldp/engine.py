@@ -34,7 +34,7 @@ from __future__ import annotations
 import time
 import warnings
 from dataclasses import dataclass, field, replace
-from typing import Callable, Optional, Union
+from typing import Callable, Optional, Sequence, Union
 
 import torch
 
@@ -48,8 +48,8 @@ __all__ = [
     "STREAMS", "CLIP_MODES", "MEDIAN_CLIPS", "UPLOADS", "SAMPLINGS", "SAMPLERS", "AGGREGATIONS",
     "Schedule", "generator", "batch_generators", "FLConfig", "RoundContext", "Hook", "Observer",
     "Diverged", "State", "History", "select_clients", "batch_schedule", "clip_rows", "gradient",
-    "per_sample_gradients", "local_train", "client_chunk", "aggregate", "server_step", "evaluate",
-    "init_state", "round_step", "num_local_steps", "run", "Scale", "NoiseUplink",
+    "per_sample_gradients", "local_train", "local_train_runs", "trains_runs_together", "client_chunk", "aggregate", "server_step", "evaluate",
+    "init_state", "round_step", "num_local_steps", "run", "run_many", "Scale", "NoiseUplink",
     "GaussianDownlink", "gaussian_uplink", "laplace_uplink", "gaussian_downlink", "with_config"
 ]
 
@@ -478,6 +478,85 @@ def local_train(model: Model, start: torch.Tensor, data: FederatedData, clients:
     return out
 
 
+def local_train_runs(model: Model, starts: torch.Tensor, data: FederatedData, clients: torch.Tensor,
+                     config: FLConfig, t: int = 1, step: int = 0) -> torch.Tensor:
+    """:func:`local_train` of R runs at once whose local training differs only in the model it
+    starts from (``starts[R, D]``): the same clients, batches (``config``'s schedule), learning
+    rates and training settings.  Returns ``[R, K, D]``, bit for bit what R calls of
+    :func:`local_train` return (``tests/test_engine_runs.py``).
+
+    Each step reads a client's batch once for all R models (:meth:`Model.weighted_grad_runs`:
+    one product R times as wide), where R separate runs read it R times: the lever for the
+    memory-bound logistic regressions (``benchmarks/README.md``).  Only for models with
+    ``weighted_grad_runs`` and steps that are not fused (:func:`trains_runs_together`)."""
+    n_runs, k, dim = starts.shape[0], len(clients), model.dim
+    dev = data.device
+    starts = starts.to(dev)
+    counts = data.counts[clients]
+    schedule = list(batch_schedule(counts, config, batch_generators(config, clients, t)))
+    lrs = [config.learning_rate(step + s) for s in range(len(schedule))]
+    chunk = max(1, (config.client_chunk or client_chunk(model, device=dev)) // n_runs)
+    order = torch.argsort(counts, descending=True, stable=True)
+    out = torch.empty(n_runs, k, dim, dtype=starts.dtype, device=dev)
+    batch_clip = config.clip if config.clip_mode == "batch_grad" else None
+    sample_clip = config.clip if config.clip_mode == "sample_grad" else None
+    ord = 1 if config.clip_norm == "l1" else 2
+    norms_known = sample_clip is not None and data.x_train.dim() == 2
+    for a in range(0, k, chunk):
+        rows = order[a:a + chunk]
+        cid = clients[rows].to(dev)
+        anc = starts.unsqueeze(0).expand(len(rows), n_runs, dim)  # [c, R, D]: every client starts from its run's model
+        width = int(counts[rows].max())
+        params = anc.clone()
+        for lr, (idx, wts) in zip(lrs, schedule):
+            idx, wts = idx[rows], wts[rows]
+            if idx.shape[1] > width:
+                idx, wts = idx[:, :width], wts[:, :width]
+            active = (wts != 0).any(dim=1)
+            if not bool(active.any()):
+                continue
+            idx, wts = idx.to(dev), wts.to(dev)
+            counting.COUNTER.add(model, idx.numel() * n_runs, train=True, rows=len(rows) * n_runs)
+            xb, yb = data.gather(cid, idx)
+            x_norm = data.gather_norms(cid, idx, ord) if norms_known else None
+            w = sample_weights(None, wts, *yb.shape, params.dtype, params.device)
+            grad = model.weighted_grad_runs(params, xb, yb, w, sample_clip, ord, x_norm=x_norm)
+            if batch_clip is not None:
+                grad = clip_rows(grad.reshape(-1, dim), batch_clip, config.clip_norm).view(grad.shape)
+            if config.upload == "gradient":
+                params = grad
+                break
+            if config.mu:
+                grad.add_(params, alpha=config.mu).sub_(anc, alpha=config.mu)
+            if bool(active.all()):
+                params.add_(grad, alpha=-lr)
+            else:
+                params.sub_((lr * active.to(dev, params.dtype))[:, None, None] * grad)
+        out[:, rows.to(dev)] = params.transpose(0, 1)
+    return out
+
+
+def trains_runs_together(model: Model, config: FLConfig) -> bool:
+    """Whether runs of ``model`` under ``config`` can share their local training
+    (:func:`local_train_runs`): the model has a runs-batched gradient and the step is not
+    :func:`local_train`'s fused one (which has no gradient to share)."""
+    fused = (model.sgd_step_ is not None and config.clip_mode not in ("batch_grad", "sample_grad")
+             and config.upload != "gradient")
+    return getattr(model, "weighted_grad_runs", None) is not None and not fused
+
+
+def _training_key(config: FLConfig, selected: torch.Tensor, t: int, step: int, steps: int):
+    """What one round's local training depends on besides the starting model: runs with equal
+    keys train as one (:func:`run_many`).  The seed enters through the batch schedule, except
+    under full-batch sampling, whose schedule draws nothing."""
+    clipped = config.clip_mode in ("batch_grad", "sample_grad")
+    return (tuple(selected.tolist()), t, config.sampling_scheme, config.local_steps, config.local_epochs,
+            config.batch_size, config.sample_rate, tuple(config.learning_rate(step + s) for s in range(steps)),
+            config.mu, config.clip if clipped else None, config.clip_mode if clipped else None,
+            config.clip_norm if clipped else None, config.upload, config.client_chunk, str(config.device),
+            None if config.sampling_scheme == "full" else config.seed)
+
+
 def client_chunk(model: Model, cache_bytes: int = 16 << 20, device: Union[str, torch.device] = "cpu",
                  gpu_bytes: int = 2 << 30) -> int:
     """How many clients to train together.  On a CPU: enough rows of parameters, gradients and
@@ -541,8 +620,11 @@ def init_state(model: Model, data: FederatedData, config: FLConfig,
 
 def round_step(model: Model, data: FederatedData, config: FLConfig, state: State, *,
                uplink: Optional[Hook] = None, downlink: Optional[Hook] = None,
-               observer: Optional[Observer] = None) -> tuple[State, RoundContext]:
+               observer: Optional[Observer] = None,
+               local: Optional[torch.Tensor] = None) -> tuple[State, RoundContext]:
     """One round from ``state``; returns the new state and the round's :class:`RoundContext`.
+    ``local``: the selected clients' local models ``[K, D]`` when already trained
+    (:func:`run_many` trains runs together), else :func:`local_train` trains them.
 
     ``uplink(ctx, uploads[K, D])`` returns the perturbed uploads and ``downlink(ctx, w[D])``
     the perturbed broadcast model; both are skipped when ``config.noise`` is False.  A hook
@@ -553,7 +635,8 @@ def round_step(model: Model, data: FederatedData, config: FLConfig, state: State
     t, w = state.t + 1, state.params
     selected = select_clients(config, data.num_clients, t)
     steps = num_local_steps(data.counts[selected], config)
-    local = local_train(model, w, data, selected, config, t, state.step)
+    if local is None:
+        local = local_train(model, w, data, selected, config, t, state.step)
     counting.COUNTER.add_elems(model, len(selected))
     uploads = local - w if config.upload == "update" else local
     clients, uploads = _drop(config, t, selected, uploads)
@@ -609,44 +692,107 @@ def run(model: Model, data: FederatedData, config: FLConfig, *,
     (evaluated every ``config.eval_every`` rounds and at the end; ``progress`` shows a tqdm
     bar).  A run whose uploads stop being finite stops there, with ``History.diverged_at``
     and a warning.  Data and model live on ``config.device``."""
+    return run_many(model, data, [config], uplinks=[uplink], downlinks=[downlink], observers=[observer],
+                    init_params=[init_params], progress=progress, desc=desc)[0]
+
+
+def run_many(model: Model, data: FederatedData, configs: Sequence[FLConfig], *,
+             uplinks: Optional[Sequence[Optional[Hook]]] = None,
+             downlinks: Optional[Sequence[Optional[Hook]]] = None,
+             observers: Optional[Sequence[Optional[Observer]]] = None,
+             init_params: Optional[Sequence[Optional[torch.Tensor]]] = None,
+             progress: bool = False, desc: str = "rounds") -> list:
+    """Several runs of :func:`run` on the same data, side by side; returns their histories, each
+    the one :func:`run` returns for that run alone, bit for bit (``tests/test_engine_runs.py``).
+
+    Round by round, the runs whose local training is the same computation but for the model it
+    starts from (the same clients, batches, learning rates and training settings,
+    :func:`_training_key`: e.g. runs that differ only in their noise, or in their seed under
+    full-batch training) train as one (:func:`local_train_runs`) where the model allows it
+    (:func:`trains_runs_together`); clipping, noise, aggregation and evaluation stay each run's
+    own.  Runs may differ in their number of rounds; a run that diverges stops alone.  Each
+    history's ``wall_time_s`` is its share of the whole."""
     from tqdm.auto import tqdm
 
     from fldp.accounting import PrivacyRecord
 
-    if config.clients_per_round is not None:
-        validate.integer("clients_per_round", config.clients_per_round, 1, data.num_clients)
-    if config.aggregation == "unbiased" and config.upload == "params" and \
-            int(data.counts.min()) != int(data.counts.max()):
-        warnings.warn("aggregation='unbiased' over parameters with unequal client sizes scales the "
-                      "model by the random factor (N/K) sum_i p_i each round; prefer upload='update'",
-                      stacklevel=2)
+    n = len(configs)
+    each = lambda xs: [None] * n if xs is None else list(xs)
+    uplinks, downlinks, observers, init_params = each(uplinks), each(downlinks), each(observers), each(init_params)
+    if not (len(uplinks) == len(downlinks) == len(observers) == len(init_params) == n):
+        raise ValueError(f"uplinks, downlinks, observers and init_params must hold one entry per run ({n})")
+    devices = {str(c.device) for c in configs}
+    if len(devices) > 1:
+        raise ValueError(f"configs must share one device: got {sorted(devices)}")
+    for config in configs:
+        if config.clients_per_round is not None:
+            validate.integer("clients_per_round", config.clients_per_round, 1, data.num_clients)
+        if config.aggregation == "unbiased" and config.upload == "params" and \
+                int(data.counts.min()) != int(data.counts.max()):
+            warnings.warn("aggregation='unbiased' over parameters with unequal client sizes scales the "
+                          "model by the random factor (N/K) sum_i p_i each round; prefer upload='update'",
+                          stacklevel=3)
     t0 = time.perf_counter()
-    data = data.to(config.device)
-    state = init_state(model, data, config, init_params)
-    hist = History()
-    _record(hist, model, state.params, data, config, 0, torch.arange(0), float("nan"))
-    for _ in tqdm(range(config.num_rounds), desc=desc, disable=not progress, leave=False):
-        try:
-            state, ctx = round_step(model, data, config, state, uplink=uplink, downlink=downlink,
-                                    observer=observer)
-        except Diverged:  # stop; the last (finite) global model is the run's result
-            hist.diverged_at = state.t + 1
-            if hist.rounds[-1] != state.t:
-                _record(hist, model, state.params, data, config, state.t, torch.arange(0), float("nan"))
-            warnings.warn(f"the run diverged in round {state.t + 1}: its uploads are not finite; stopped",
-                          stacklevel=2)
-            break
-        on = config.noise
-        hist.privacy.append(PrivacyRecord(
-            round=ctx.t, clients=tuple(int(c) for c in ctx.clients),
-            uplink=_events(uplink, ctx, on) or (None,) * len(ctx.clients),
-            downlink=_events(downlink, ctx, on)))
-        if ctx.t % config.eval_every == 0 or ctx.t == config.num_rounds:
-            norm = float(ctx.raw_norms.median()) if len(ctx.raw_norms) else float("nan")
-            _record(hist, model, state.params, data, config, ctx.t, ctx.clients, norm)
-    hist.params = state.params
-    hist.wall_time_s = time.perf_counter() - t0
-    return hist
+    data = data.to(configs[0].device) if n else data
+    states = [init_state(model, data, c, p) for c, p in zip(configs, init_params)]
+    hists = [History() for _ in range(n)]
+    for h, c, st in zip(hists, configs, states):
+        _record(h, model, st.params, data, c, 0, torch.arange(0), float("nan"))
+    live = [i for i in range(n)]
+    for _ in tqdm(range(max((c.num_rounds for c in configs), default=0)), desc=desc,
+                  disable=not progress, leave=False):
+        live = [i for i in live if states[i].t < configs[i].num_rounds]
+        local = _train_together(model, data, configs, states, live)
+        for i in list(live):
+            config, state, hist = configs[i], states[i], hists[i]
+            try:
+                state, ctx = round_step(model, data, config, state, uplink=uplinks[i], downlink=downlinks[i],
+                                        observer=observers[i], local=local.get(i))
+            except Diverged:  # stop; the last (finite) global model is the run's result
+                hist.diverged_at = state.t + 1
+                if hist.rounds[-1] != state.t:
+                    _record(hist, model, state.params, data, config, state.t, torch.arange(0), float("nan"))
+                warnings.warn(f"the run diverged in round {state.t + 1}: its uploads are not finite; stopped",
+                              stacklevel=3)
+                live.remove(i)
+                continue
+            states[i] = state
+            on = config.noise
+            hist.privacy.append(PrivacyRecord(
+                round=ctx.t, clients=tuple(int(c) for c in ctx.clients),
+                uplink=_events(uplinks[i], ctx, on) or (None,) * len(ctx.clients),
+                downlink=_events(downlinks[i], ctx, on)))
+            if ctx.t % config.eval_every == 0 or ctx.t == config.num_rounds:
+                norm = float(ctx.raw_norms.median()) if len(ctx.raw_norms) else float("nan")
+                _record(hist, model, state.params, data, config, ctx.t, ctx.clients, norm)
+    for h, st in zip(hists, states):
+        h.params = st.params
+        h.wall_time_s = (time.perf_counter() - t0) / max(n, 1)
+    return hists
+
+
+def _train_together(model, data, configs, states, live) -> dict:
+    """The local models of this round for the live runs that can share their training
+    (:func:`local_train_runs`), ``{run: [K, D]}``; the others train in :func:`round_step`."""
+    groups: dict = {}
+    for i in live:
+        config, state = configs[i], states[i]
+        if not trains_runs_together(model, config):
+            continue
+        t = state.t + 1
+        selected = select_clients(config, data.num_clients, t)
+        steps = num_local_steps(data.counts[selected], config)
+        groups.setdefault(_training_key(config, selected, t, state.step, steps), []).append((i, selected))
+    out = {}
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        (first, selected), ids = members[0], [i for i, _ in members]
+        starts = torch.stack([states[i].params for i in ids])
+        trained = local_train_runs(model, starts, data, selected, configs[first], states[first].t + 1,
+                                   states[first].step)
+        out.update({i: trained[j] for j, i in enumerate(ids)})
+    return out
 
 
 def _events(hook, ctx, on):

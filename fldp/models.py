@@ -116,6 +116,10 @@ class Model:
     # place by one unclipped SGD step (the engine uses it when no gradient clipping applies)
     sgd_step_ = None
 
+    # optional: weighted_grad_runs(params[C, R, D], x, y, weights, clip=None, ord=2) -> [C, R, D],
+    # weighted_grad of R models per client on one batch, the same numbers (fldp.engine.run_many)
+    weighted_grad_runs = None
+
     # optional closed form: weighted_grad(params, x, y, weights, clip=None, ord=2) -> [C, D]
     #   = sum_b weights_b clip(g_b) + grad regulariser, g_b the gradient of sample b's loss and
     #   clip(g) = g / max(1, ||g||_ord / clip) (per-sample clipping; the regulariser, which
@@ -249,6 +253,65 @@ class MultinomialLogReg(Model):
             parts.append(r.sum(dim=1))
         return torch.cat(parts, dim=1)
 
+    def weighted_grad_runs(self, params, x, y, weights, clip=None, ord=2, x_norm=None):
+        """:meth:`weighted_grad` of R models per client on the client's one batch:
+        ``params[C, R, D]`` -> ``[C, R, D]``, the numbers of R separate calls.  The R weight
+        matrices sit side by side, so each product reads the batch once, R times as wide.  Whether
+        the wider product sums in the same order is the math library's choice per shape (on the
+        machines measured: yes for MNIST's 784 x 10, not for some tiny ones, nor for a batch of
+        one row), so :func:`runs_checked` computes the first batch of every shape both ways."""
+        wide = (lambda: self._wide_grad(params, x, y, weights, clip, ord, x_norm)) \
+            if not self.bias and x.shape[1] > 1 else None
+        return runs_checked(self, wide, params, x, y, weights, clip, ord, x_norm)
+
+    def _wide_grad(self, params, x, y, weights, clip, ord, x_norm):
+        c, n_runs, dim = params.shape
+        b, k, f = x.shape[1], self.num_classes, self.shapes["w"][0]
+        wide = params.view(c, n_runs, f, k).permute(0, 2, 1, 3).reshape(c, f, n_runs * k)
+        r = torch.softmax(torch.bmm(x, wide).view(c, b, n_runs, k), dim=-1)  # [C, B, R, K]
+        r.scatter_add_(3, y[:, :, None, None].expand(c, b, n_runs, 1),
+                       torch.full((c, b, n_runs, 1), -1.0, dtype=r.dtype, device=r.device))
+        w = weights.unsqueeze(-1)
+        if clip is not None:
+            nx = torch.linalg.vector_norm(x, ord=ord, dim=-1) if x_norm is None else x_norm
+            w = w * _clip_factor(torch.linalg.vector_norm(r, ord=ord, dim=-1) * nx.unsqueeze(-1), clip)
+        r = r * w.expand(c, b, n_runs).unsqueeze(-1)
+        g = torch.bmm(r.view(c, b, n_runs * k).transpose(1, 2), x)  # [C, R K, F]
+        return g.view(c, n_runs, k, f).transpose(2, 3).reshape(c, n_runs, dim)
+
+
+#: Per model class and shape of ``weighted_grad_runs``' arguments (clients, rows, runs,
+#: parameters, clipped, norm, device, dtype): whether its batched computation gave each run's own
+#: numbers on this machine (:func:`runs_checked`, on the first batch of that shape in this process).
+RUNS_TOGETHER: dict = {}
+
+
+def runs_checked(model: Model, together, params, x, y, weights, clip, ord, x_norm):
+    """``weighted_grad_runs``: ``together()`` (R models' gradients in one batched computation)
+    where it is known to give the numbers of R separate :meth:`Model.weighted_grad` calls for
+    this shape, else those R calls; the first batch of a shape is computed both ways and
+    compared (:data:`RUNS_TOGETHER`), so a machine whose library sums a shape in another order
+    loses the speed, never the numbers.  ``together=None``: always R calls."""
+    c, n_runs, dim = params.shape
+    key = (type(model).__name__, c, x.shape[1], n_runs, dim, clip is None, ord, str(x.device), x.dtype)
+    known = RUNS_TOGETHER.get(key) if together is not None else False
+    if known:
+        return together()
+    alone = torch.stack([model.weighted_grad(params[:, j].contiguous(), x, y, weights, clip, ord, x_norm=x_norm)
+                         for j in range(n_runs)], dim=1)
+    if known is None:
+        RUNS_TOGETHER[key] = bool(torch.equal(together(), alone))
+    return alone
+
+
+def _runs_as_rows(model: Model, params, x, y, weights, clip, ord, x_norm):
+    """R models per client as C R rows of one :meth:`Model.weighted_grad` call, each client's
+    batch repeated for its runs (the per-step overhead paid once for R runs)."""
+    c, n_runs, dim = params.shape
+    rep = lambda t: None if t is None else t.repeat_interleave(n_runs, dim=0)
+    return model.weighted_grad(params.reshape(c * n_runs, dim), rep(x), rep(y), rep(weights), clip, ord,
+                               x_norm=rep(x_norm)).view(c, n_runs, dim)
+
 
 class BinaryLogReg(Model):
     """L2-regularised binary logistic regression (Li, Chang, Chi 2020, Sec. 4.1).
@@ -320,6 +383,14 @@ class BinaryLogReg(Model):
             parts.append(r.sum(dim=1, keepdim=True))
         pen = self._penalty.to(params.device, params.dtype)
         return torch.cat(parts, dim=1) + self.strong_convexity * params * pen
+
+    def weighted_grad_runs(self, params, x, y, weights, clip=None, ord=2, x_norm=None):
+        """:meth:`weighted_grad` of R models per client on the client's one batch,
+        ``params[C, R, D]`` -> ``[C, R, D]``: the runs as more rows of one call (Li et al.'s
+        batches of one row are per-step overhead, paid once for R runs), where
+        :func:`runs_checked` finds the numbers of R separate calls."""
+        return runs_checked(self, lambda: _runs_as_rows(self, params, x, y, weights, clip, ord, x_norm),
+                            params, x, y, weights, clip, ord, x_norm)
 
 
 class CNN(Model):

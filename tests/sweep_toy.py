@@ -29,3 +29,22 @@ def toy(*, x: float, seed: int, sleep: float = 0.0, log: str = "", fail_at: floa
 def toy_other(*, x: float, seed: int) -> dict:
     """Another run function with the same arguments (its runs must not share keys with toy's)."""
     return {"y": x + seed}
+
+
+def toy_pair(*, x: float, seed: int, fail_at: float = float("nan")) -> dict:
+    """A run function whose runs train together (``toy_pairs``) over ``seed``."""
+    if x == fail_at:
+        raise ValueError(f"toy failure at x={x}")
+    return {"y": x * 10 + seed, "pid": 0}
+
+
+def toy_pairs(configs) -> list:
+    """The runs of ``toy_pair`` together: the same numbers; logs the group's size to $TOY_LOG."""
+    if os.environ.get("TOY_LOG"):
+        with open(os.environ["TOY_LOG"], "a") as fh:
+            fh.write(f"group {len(configs)}\n")
+    return [toy_pair(**c) for c in configs]
+
+
+toy_pair.together = toy_pairs
+toy_pair.together_over = ("seed",)

@@ -10,8 +10,8 @@ reproduction's cluster when there is one), :func:`run_settings` and :func:`seed_
 set of settings over seeds; ``fldp sweep`` is the command line.  The environment variables
 ``FLDP_BACKEND``, ``FLDP_WORKERS`` and ``DASK_SCHEDULER_ADDRESS`` set the defaults, so notebooks
 executed by ``fldp reproduce --backend dask --workers 2`` distribute their runs unchanged.  Runs
-are not batched into one engine call: that would pay in Li's regime only (the package guide's
-design notes).
+of a function with ``fn.together`` go to the workers in groups (:func:`together_jobs`), trained
+side by side and stored each under its own key, with the numbers each returns alone.
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from fldp.repro import store as S
 
 __all__ = [
     "BACKENDS", "BACKEND_ENV", "WORKERS_ENV", "SCHEDULER_ENV", "expand", "Failure",
-    "SchedulerUnreachable", "SweepError", "Outcome", "run_all", "run_one", "run_settings", "seed_summaries"
+    "SchedulerUnreachable", "SweepError", "Outcome", "TOGETHER_MAX", "together_jobs", "run_all", "run_one", "run_settings", "seed_summaries"
 ]
 
 BACKENDS = ("inprocess", "processes", "dask")
@@ -91,6 +91,60 @@ def _execute(name: str, config: dict, threads: int = 0):
     with counting.measure() as m:
         result = S.resolve(name)(**config)
     return S.normalise(result), time.perf_counter() - t0, {"work": m.work, "cpu_s": m.cpu_s}
+
+
+def _execute_together(name: str, configs: List[dict], threads: int = 0, alone: str = "") -> list:
+    """Run the group ``name(configs)`` in a worker (``fn.together`` of the sweep's function
+    ``alone``); returns per run ``(normalised result, seconds, cost)`` as :func:`_execute`, the
+    group's seconds, CPU time and counted work shared equally among its runs (they have one
+    shape).  If the group raises, each run is run alone, so that one bad configuration fails
+    alone: an entry is then an exception."""
+    if threads:
+        import torch
+
+        torch.set_num_threads(threads)
+    t0 = time.perf_counter()
+    try:
+        with counting.measure() as m:
+            results = S.resolve(name)(configs)
+    except Exception:
+        out = []
+        for c in configs:
+            try:
+                out.append(_execute(alone, c))
+            except Exception as exc:
+                out.append(exc)
+        return out
+    n = len(configs)
+    share = {model: {k: v / n for k, v in counts.items()} for model, counts in m.work.items()}
+    seconds = (time.perf_counter() - t0) / n
+    return [(S.normalise(r), seconds, {"work": share, "cpu_s": m.cpu_s / n}) for r in results]
+
+
+#: The most runs one group of :func:`together_jobs` holds (memory grows with it, the gain does not).
+TOGETHER_MAX = 16
+
+
+def together_jobs(fn: Callable, configs: Sequence[Mapping[str, Any]], todo: Sequence[int], workers: int) -> List[List[int]]:
+    """The sweep's runs ``todo`` (indices into ``configs``) as jobs for the workers: one run per
+    job, or, when ``fn`` says how its runs train together (``fn.together``, a function of a list
+    of configurations, and ``fn.together_over``, the arguments they may differ in), groups of
+    runs equal in every other argument, ordered by seed (runs of a seed share sampled batches),
+    at most :data:`TOGETHER_MAX` runs and at most an equal share of the runs per worker, so that
+    every worker has work."""
+    if getattr(fn, "together", None) is None or len(todo) < 2:
+        return [[i] for i in todo]
+    over = set(fn.together_over)
+    groups: dict = {}
+    for i in todo:
+        full = S.full_config(fn, configs[i])
+        groups.setdefault(S.canonical({k: v for k, v in full.items() if k not in over}), []).append(i)
+    size = max(1, min(TOGETHER_MAX, -(-len(todo) // workers)))
+    jobs = []
+    for ids in groups.values():
+        ids = sorted(ids, key=lambda i: (str(configs[i].get("seed")), i))
+        jobs += [ids[a:a + size] for a in range(0, len(ids), size)]
+    return jobs
 
 
 def backend_settings(backend, workers, scheduler):
@@ -170,20 +224,34 @@ def run_all(fn: Union[Callable, str], configs: Sequence[Mapping[str, Any]], *, s
                 on_finish(configs[i], rec.result)
         bar.update(1)
 
+    f = S.resolve(name)
+    jobs = together_jobs(f, configs, unique, 1 if backend == "inprocess" else workers)
+    together = S.fn_name(f.together) if any(len(j) > 1 for j in jobs) else ""
+
+    def finish(job, outcome):  # outcome: an exception, or what _execute(_together) returned
+        if isinstance(outcome, Exception):
+            outcome = [outcome] * len(job)
+        elif len(job) == 1 and not isinstance(outcome, list):
+            outcome = [outcome]
+        for i, each in zip(job, outcome):
+            if isinstance(each, Exception):  # reported with its configuration; the others go on
+                done(i, error=f"{type(each).__name__}: {each}")
+            else:
+                done(i, *each)
+
     t_run = time.perf_counter()
     try:
         if backend == "inprocess" or not unique:
-            for i in unique:
+            for job in jobs:
                 try:
-                    result, seconds, spent = _execute(name, configs[i])
-                except Exception as exc:  # reported with its configuration; the others go on
-                    done(i, error=f"{type(exc).__name__}: {exc}")
-                else:
-                    done(i, result, seconds, spent)
+                    outcome = _job(name, together, configs, job)
+                except Exception as exc:
+                    outcome = exc
+                finish(job, outcome)
         elif backend == "processes":
-            _run_processes(name, configs, unique, workers, done)
+            _run_processes(name, together, configs, jobs, workers, finish)
         else:
-            _run_dask(name, configs, unique, workers, scheduler, done, keys)
+            _run_dask(name, together, configs, jobs, workers, scheduler, finish, keys)
     finally:
         bar.close()
         S.waited(time.perf_counter() - t_run if unique else 0.0)
@@ -239,22 +307,30 @@ def seed_summaries(fn: Callable, settings: Mapping[Any, Mapping[str, Any]], seed
     return summaries
 
 
-def _run_processes(name, configs, unique, workers, done) -> None:
+def _job(name: str, together: str, configs: Sequence[dict], job: List[int], threads: int = 0):
+    """Run one job of :func:`together_jobs` here: one run (:func:`_execute`) or a group
+    (:func:`_execute_together`)."""
+    if len(job) == 1:
+        return _execute(name, configs[job[0]], threads)
+    return _execute_together(together, [configs[i] for i in job], threads, name)
+
+
+def _run_processes(name, together, configs, jobs, workers, finish) -> None:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = {pool.submit(_execute, name, configs[i], 1): i for i in unique}
+        futures = {pool.submit(_job, name, together, [configs[i] for i in job], list(range(len(job))), 1): job
+                   for job in jobs}
         for fut in as_completed(futures):
             try:
-                result, seconds, spent = fut.result()
+                outcome = fut.result()
             except Exception as exc:
-                done(futures[fut], error=f"{type(exc).__name__}: {exc}")
-            else:
-                done(futures[fut], result, seconds, spent)
+                outcome = exc
+            finish(futures[fut], outcome)
 
 
-def _run_dask(name, configs, unique, workers, scheduler, done, keys) -> None:
+def _run_dask(name, together, configs, jobs, workers, scheduler, finish, keys) -> None:
     from distributed import Client, LocalCluster, as_completed
 
     cluster = None if scheduler else LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
@@ -267,17 +343,16 @@ def _run_dask(name, configs, unique, workers, scheduler, done, keys) -> None:
         raise SchedulerUnreachable(f"cannot reach the Dask scheduler at {scheduler or 'the local cluster'}: "
                                    f"{' '.join(str(exc).split()) or type(exc).__name__}") from exc
     try:
-        futures = {client.submit(_execute, name, configs[i], 1, key=f"fldp-run-{keys[i]}",
-                                 pure=False): i for i in unique}
+        futures = {client.submit(_job, name, together, [configs[i] for i in job], list(range(len(job))), 1,
+                                 key=f"fldp-run-{keys[job[0]]}" + (f"-{len(job)}" if len(job) > 1 else ""),
+                                 pure=False): job for job in jobs}
         for fut in as_completed(futures):
             try:
-                result, seconds, spent = fut.result()
+                outcome = fut.result()
             except Exception as exc:  # the run raised, or its workers kept dying (KilledWorker)
-                done(futures[fut], error=f"{type(exc).__name__}: {exc}")
-            else:
-                done(futures[fut], result, seconds, spent)
+                outcome = exc
+            finish(futures[fut], outcome)
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
-

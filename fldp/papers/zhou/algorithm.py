@@ -24,7 +24,7 @@ from fldp.papers.zhou import theory as th
 
 __all__ = [
     "MECHANISMS", "RULES", "SAMPLERS", "DEFAULT_XI", "DEFAULT_Q", "Calibration", "femnist_cnn",
-    "replies", "calibrate", "DecayingRate", "config", "uplink", "run"
+    "replies", "calibrate", "DecayingRate", "config", "uplink", "run", "run_many"
 ]
 
 MECHANISMS = ("laplace", "gaussian")
@@ -234,6 +234,29 @@ def run(model: Model, data: FederatedData, *, mechanism: str = "laplace", eps: f
     """Run FedSGD-DPC for T rounds; returns ``(history, calibration)`` (None when
     ``private=False``).  The history's privacy records give the realised spend:
     ``fldp.accounting.spent(history, delta=delta)``."""
+    cfg, cal, up = _setting(data, mechanism=mechanism, eps=eps, b=b, T=T, delta=delta, q=q, xi=xi, rule=rule,
+                            c2=c2, lr=lr, lr_decay=lr_decay, sampler=sampler, private=private, seed=seed,
+                            eval_every=eval_every, eval_train=eval_train, device=device)
+    hist = engine.run(model, data, cfg, uplink=up, observer=observer, progress=progress,
+                      desc=f"FedSGD-DPC {mechanism} b={b} T={T} eps={eps if private else 'inf'}")
+    return hist, cal
+
+
+def run_many(model: Model, data: FederatedData, settings) -> list:
+    """:func:`run` for each of ``settings`` (dicts of its keyword arguments, without ``observer``
+    and ``progress``) on the same data, side by side (:func:`fldp.engine.run_many`: runs whose
+    rounds read the same rows, e.g. full-batch runs of any seed and budget, train as one); returns
+    ``[(history, calibration)]``, each what :func:`run` returns for that setting alone."""
+    setups = [_setting(data, **s) for s in settings]
+    hists = engine.run_many(model, data, [cfg for cfg, _, _ in setups], uplinks=[up for _, _, up in setups])
+    return [(h, cal) for h, (_, cal, _) in zip(hists, setups)]
+
+
+def _setting(data: FederatedData, *, mechanism: str = "laplace", eps: float = 1.0, b: int = 1, T: int = 50,
+             delta: float = 1e-5, q: Optional[float] = None, xi: Optional[float] = None, rule: str = "paper",
+             c2: Optional[float] = None, lr: float = 0.05, lr_decay: float = 0.01, sampler: str = "round_robin",
+             private: bool = True, seed: int = 0, eval_every: int = 1, eval_train: bool = True, device: str = "cpu"):
+    """One run's engine configuration, calibration (None when not private) and uplink hook."""
     cfg = config(mechanism=mechanism, b=b, T=T, q=q, xi=xi, lr=lr, lr_decay=lr_decay,
                  sampler=sampler, private=private, seed=seed, eval_every=eval_every,
                  eval_train=eval_train, device=device)
@@ -242,7 +265,4 @@ def run(model: Model, data: FederatedData, *, mechanism: str = "laplace", eps: f
         cal = calibrate(mechanism=mechanism, eps=eps, b=b, T=T, N=data.num_clients,
                         d_i=int(data.counts.min()), delta=delta, q=q, xi=xi, rule=rule, c2=c2,
                         sampler=sampler)
-    hist = engine.run(model, data, cfg, uplink=uplink(cal, data) if cal else None,
-                      observer=observer, progress=progress,
-                      desc=f"FedSGD-DPC {mechanism} b={b} T={T} eps={eps if private else 'inf'}")
-    return hist, cal
+    return cfg, cal, (uplink(cal, data) if cal else None)

@@ -25,7 +25,7 @@ from fldp.repro.store import RunStore
 from fldp.papers.zhou import algorithm as alg
 
 __all__ = [
-    "MODELS", "federated_data", "fedsgd_dpc_run", "setting", "seed_summaries",
+    "MODELS", "federated_data", "fedsgd_dpc_run", "fedsgd_dpc_runs", "TOGETHER_OVER", "setting", "seed_summaries",
     "constants_run", "calibration_run"
 ]
 
@@ -65,9 +65,48 @@ def fedsgd_dpc_run(*, mechanism: str, eps: Optional[float], b: int, T: int, N: i
     """
     validate.choice("model", model, tuple(MODELS))
     fed = federated_data(dataset, N, split, data_seed, subsample, max_test, pixels)
-    h, cal = alg.run(MODELS[model](), fed, mechanism=mechanism, eps=1.0 if eps is None else eps, b=b, T=T,
-                     delta=delta, q=q, xi=xi, rule=rule, c2=c2, lr=lr, lr_decay=lr_decay, sampler=sampler,
-                     private=eps is not None, seed=seed, eval_every=eval_every)
+    h, cal = alg.run(MODELS[model](), fed, **_algorithm_args(mechanism=mechanism, eps=eps, b=b, T=T, delta=delta,
+                                                             xi=xi, q=q, rule=rule, c2=c2, lr=lr, lr_decay=lr_decay,
+                                                             sampler=sampler, seed=seed, eval_every=eval_every))
+    return _record(h, cal)
+
+
+#: The arguments of :func:`fedsgd_dpc_run` in which runs may differ and still train side by side
+#: (:func:`fedsgd_dpc_runs`): the data, the model and the training settings are shared.
+TOGETHER_OVER = ("seed", "eps", "rule", "c2", "delta", "eval_every")
+_DATA = ("dataset", "N", "split", "data_seed", "subsample", "max_test", "pixels", "model")
+
+
+def fedsgd_dpc_runs(configs: Sequence[Mapping[str, Any]]) -> list:
+    """:func:`fedsgd_dpc_run` for several configurations that differ only in
+    :data:`TOGETHER_OVER`, trained side by side (:func:`fldp.papers.zhou.algorithm.run_many`:
+    full-batch runs of every seed and budget read each client's rows once a round for all of
+    them); returns each run's result, the one :func:`fedsgd_dpc_run` returns for it alone (bit
+    for bit, ``tests/test_engine_runs.py``, ``tests/test_sweep_together.py``).  The run store
+    keeps each under its own key; :func:`fldp.repro.sweep.run_all` groups a sweep's runs so."""
+    full = [S.full_config(fedsgd_dpc_run, c) for c in configs]
+    for c in full[1:]:
+        moved = sorted(k for k in c if k not in TOGETHER_OVER and c[k] != full[0][k])
+        if moved:
+            raise ValueError(f"configs must differ only in {TOGETHER_OVER}: they also differ in {moved}")
+    first = full[0]
+    validate.choice("model", first["model"], tuple(MODELS))
+    fed = federated_data(*(first[k] for k in _DATA[:-1]))
+    args = [_algorithm_args(**{k: v for k, v in c.items() if k not in _DATA}) for c in full]
+    return [_record(h, cal) for h, cal in alg.run_many(MODELS[first["model"]](), fed, args)]
+
+
+fedsgd_dpc_run.together = fedsgd_dpc_runs
+fedsgd_dpc_run.together_over = TOGETHER_OVER
+
+
+def _algorithm_args(*, mechanism, eps, b, T, delta, xi, q, rule, c2, lr, lr_decay, sampler, seed, eval_every) -> dict:
+    return dict(mechanism=mechanism, eps=1.0 if eps is None else eps, b=b, T=T, delta=delta, q=q, xi=xi, rule=rule,
+                c2=c2, lr=lr, lr_decay=lr_decay, sampler=sampler, private=eps is not None, seed=seed,
+                eval_every=eval_every)
+
+
+def _record(h, cal) -> dict:
     return {"loss": h.train_loss, "acc": h.test_acc, "rounds": h.rounds,
             "eps_run": None if cal is None else cal.eps_run, "calibration": None if cal is None else cal.as_dict()}
 

@@ -27,7 +27,8 @@ All selected clients train as **one batched tensor computation** (parameters are
 ``params[K, D]``; see :mod:`fldp.models`), grouped by data size so that small clients do not pay for
 the largest one's padding.  An algorithm is a :class:`FLConfig`, a calibration and at most a short
 hook.  No global RNG: every stream of every round (and client) has its own generator
-(:func:`generator`), so runs that share a seed are paired.
+(:func:`generator`), so runs that share a seed are paired.  :func:`run_many` runs several runs side
+by side, training together, round by round, those whose local training reads the same rows.
 """
 from __future__ import annotations
 

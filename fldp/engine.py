@@ -428,54 +428,11 @@ def local_train(model: Model, start: torch.Tensor, data: FederatedData, clients:
     clients skips the steps in which none of them has data left).  The batch schedule is
     drawn once for all clients, so the result depends neither on the chunks nor the grouping.
     """
-    k = len(clients)
-    dev = data.device
+    k, dev = len(clients), data.device
     anchor = (start.expand(k, -1) if start.dim() == 1 else start).to(dev)
-    counts = data.counts[clients]
-    schedule = list(batch_schedule(counts, config, batch_generators(config, clients, t)))
-    lrs = [config.learning_rate(step + s) for s in range(len(schedule))]
-    chunk = config.client_chunk or client_chunk(model, device=dev)
-    order = torch.argsort(counts, descending=True, stable=True)
     out = torch.empty_like(anchor)
-    batch_clip = config.clip if config.clip_mode == "batch_grad" else None
-    sample_clip = config.clip if config.clip_mode == "sample_grad" else None
-    fused = (model.sgd_step_ is not None and config.clip_mode not in ("batch_grad", "sample_grad")
-             and config.upload != "gradient")
-    norms_known = sample_clip is not None and model.weighted_grad is not None and data.x_train.dim() == 2
-    for a in range(0, k, chunk):
-        rows = order[a:a + chunk]
-        cid, anc = clients[rows].to(dev), anchor[rows.to(dev)]
-        width = int(counts[rows].max())
-        params = anc.clone()
-        for lr, (idx, wts) in zip(lrs, schedule):
-            idx, wts = idx[rows], wts[rows]
-            if idx.shape[1] > width:  # full batch: only this group's rows
-                idx, wts = idx[:, :width], wts[:, :width]
-            active = (wts != 0).any(dim=1)
-            if not bool(active.any()):  # every client of the group has finished its epoch
-                continue
-            idx, wts = idx.to(dev), wts.to(dev)
-            counting.COUNTER.add(model, idx.numel(), train=True, rows=len(rows))  # the padded batch is computed too
-            if fused and bool(active.all()):
-                model.sgd_step_(params, anc, *data.gather(cid, idx), wts, lr, config.mu)
-                continue
-            xb, yb = data.gather(cid, idx)
-            x_norm = data.gather_norms(cid, idx, 1 if config.clip_norm == "l1" else 2) \
-                if norms_known else None  # each row's norm once per split, not per step
-            grad = gradient(model, params, xb, yb, weights=wts, clip=sample_clip, clip_norm=config.clip_norm,
-                            x_norm=x_norm)
-            if batch_clip is not None:
-                grad = clip_rows(grad, batch_clip, config.clip_norm)
-            if config.upload == "gradient":
-                params = grad
-                break
-            if config.mu:  # in place: grad is this step's own tensor, params a clone
-                grad.add_(params, alpha=config.mu).sub_(anc, alpha=config.mu)
-            if bool(active.all()):
-                params.add_(grad, alpha=-lr)
-            else:
-                params.sub_((lr * active.to(dev, params.dtype))[:, None] * grad)
-        out[rows.to(dev)] = params
+    for rows, params in _train_chunks(model, data, clients, config, t, step, lambda rows: anchor[rows]):
+        out[rows] = params
     return out
 
 
@@ -490,51 +447,73 @@ def local_train_runs(model: Model, starts: torch.Tensor, data: FederatedData, cl
     one product R times as wide), where R separate runs read it R times: the lever for the
     memory-bound logistic regressions (``benchmarks/README.md``).  Only for models with
     ``weighted_grad_runs`` and steps that are not fused (:func:`trains_runs_together`)."""
-    n_runs, k, dim = starts.shape[0], len(clients), model.dim
-    dev = data.device
+    n_runs, dev = starts.shape[0], data.device
     starts = starts.to(dev)
+    out = torch.empty(n_runs, len(clients), model.dim, dtype=starts.dtype, device=dev)
+    for rows, params in _train_chunks(model, data, clients, config, t, step,
+                                      lambda rows: starts.unsqueeze(0).expand(len(rows), n_runs, model.dim),
+                                      runs=n_runs):
+        out[:, rows] = params.transpose(0, 1)
+    return out
+
+
+def _train_chunks(model: Model, data: FederatedData, clients: torch.Tensor, config: FLConfig, t: int, step: int,
+                  anchor_of: Callable[[torch.Tensor], torch.Tensor], runs: Optional[int] = None):
+    """The local training loop of :func:`local_train` (``runs=None``: the parameters of a chunk
+    of c clients are ``[c, D]``) and :func:`local_train_runs` (``runs=R``: ``[c, R, D]``, each
+    client's batch shared by its R models, :meth:`Model.weighted_grad_runs`).  ``anchor_of(rows)``
+    gives the chunk's starting models (the proximal term's anchors); yields ``(rows, params)``
+    per chunk, ``rows`` the positions of its clients in ``clients`` (on the data's device)."""
+    dev = data.device
     counts = data.counts[clients]
     schedule = list(batch_schedule(counts, config, batch_generators(config, clients, t)))
     lrs = [config.learning_rate(step + s) for s in range(len(schedule))]
-    chunk = max(1, (config.client_chunk or client_chunk(model, device=dev)) // n_runs)
+    chunk = max(1, (config.client_chunk or client_chunk(model, device=dev)) // (runs or 1))
     order = torch.argsort(counts, descending=True, stable=True)
-    out = torch.empty(n_runs, k, dim, dtype=starts.dtype, device=dev)
     batch_clip = config.clip if config.clip_mode == "batch_grad" else None
     sample_clip = config.clip if config.clip_mode == "sample_grad" else None
     ord = 1 if config.clip_norm == "l1" else 2
-    norms_known = sample_clip is not None and data.x_train.dim() == 2
-    for a in range(0, k, chunk):
+    fused = (runs is None and model.sgd_step_ is not None and config.clip_mode not in ("batch_grad", "sample_grad")
+             and config.upload != "gradient")
+    norms_known = sample_clip is not None and model.weighted_grad is not None and data.x_train.dim() == 2
+    for a in range(0, len(clients), chunk):
         rows = order[a:a + chunk]
-        cid = clients[rows].to(dev)
-        anc = starts.unsqueeze(0).expand(len(rows), n_runs, dim)  # [c, R, D]: every client starts from its run's model
+        cid, anc = clients[rows].to(dev), anchor_of(rows.to(dev))
         width = int(counts[rows].max())
         params = anc.clone()
         for lr, (idx, wts) in zip(lrs, schedule):
             idx, wts = idx[rows], wts[rows]
-            if idx.shape[1] > width:
+            if idx.shape[1] > width:  # full batch: only this group's rows
                 idx, wts = idx[:, :width], wts[:, :width]
             active = (wts != 0).any(dim=1)
-            if not bool(active.any()):
+            if not bool(active.any()):  # every client of the group has finished its epoch
                 continue
             idx, wts = idx.to(dev), wts.to(dev)
-            counting.COUNTER.add(model, idx.numel() * n_runs, train=True, rows=len(rows) * n_runs)
+            counting.COUNTER.add(model, idx.numel() * (runs or 1), train=True,  # the padded batch is computed too
+                                 rows=len(rows) * (runs or 1))
+            if fused and bool(active.all()):
+                model.sgd_step_(params, anc, *data.gather(cid, idx), wts, lr, config.mu)
+                continue
             xb, yb = data.gather(cid, idx)
-            x_norm = data.gather_norms(cid, idx, ord) if norms_known else None
-            w = sample_weights(None, wts, *yb.shape, params.dtype, params.device)
-            grad = model.weighted_grad_runs(params, xb, yb, w, sample_clip, ord, x_norm=x_norm)
-            if batch_clip is not None:
-                grad = clip_rows(grad.reshape(-1, dim), batch_clip, config.clip_norm).view(grad.shape)
+            x_norm = data.gather_norms(cid, idx, ord) if norms_known else None  # each row's norm once per split
+            if runs is None:
+                grad = gradient(model, params, xb, yb, weights=wts, clip=sample_clip, clip_norm=config.clip_norm,
+                                x_norm=x_norm)
+            else:
+                w = sample_weights(None, wts, *yb.shape, params.dtype, params.device)
+                grad = model.weighted_grad_runs(params, xb, yb, w, sample_clip, ord, x_norm=x_norm)
+            if batch_clip is not None:  # each run's gradient a row
+                grad = clip_rows(grad.reshape(-1, model.dim), batch_clip, config.clip_norm).view(grad.shape)
             if config.upload == "gradient":
                 params = grad
                 break
-            if config.mu:
+            if config.mu:  # in place: grad is this step's own tensor, params a clone
                 grad.add_(params, alpha=config.mu).sub_(anc, alpha=config.mu)
             if bool(active.all()):
                 params.add_(grad, alpha=-lr)
             else:
-                params.sub_((lr * active.to(dev, params.dtype))[:, None, None] * grad)
-        out[:, rows.to(dev)] = params.transpose(0, 1)
-    return out
+                params.sub_((lr * active.to(dev, params.dtype)).view(-1, *[1] * (params.dim() - 1)) * grad)
+        yield rows.to(dev), params
 
 
 def trains_runs_together(model: Model, config: FLConfig) -> bool:

@@ -304,15 +304,6 @@ def runs_checked(model: Model, together, params, x, y, weights, clip, ord, x_nor
     return alone
 
 
-def _runs_as_rows(model: Model, params, x, y, weights, clip, ord, x_norm):
-    """R models per client as C R rows of one :meth:`Model.weighted_grad` call, each client's
-    batch repeated for its runs (the per-step overhead paid once for R runs)."""
-    c, n_runs, dim = params.shape
-    rep = lambda t: None if t is None else t.repeat_interleave(n_runs, dim=0)
-    return model.weighted_grad(params.reshape(c * n_runs, dim), rep(x), rep(y), rep(weights), clip, ord,
-                               x_norm=rep(x_norm)).view(c, n_runs, dim)
-
-
 class BinaryLogReg(Model):
     """L2-regularised binary logistic regression (Li, Chang, Chi 2020, Sec. 4.1).
 
@@ -383,14 +374,6 @@ class BinaryLogReg(Model):
             parts.append(r.sum(dim=1, keepdim=True))
         pen = self._penalty.to(params.device, params.dtype)
         return torch.cat(parts, dim=1) + self.strong_convexity * params * pen
-
-    def weighted_grad_runs(self, params, x, y, weights, clip=None, ord=2, x_norm=None):
-        """:meth:`weighted_grad` of R models per client on the client's one batch,
-        ``params[C, R, D]`` -> ``[C, R, D]``: the runs as more rows of one call (Li et al.'s
-        batches of one row are per-step overhead, paid once for R runs), where
-        :func:`runs_checked` finds the numbers of R separate calls."""
-        return runs_checked(self, lambda: _runs_as_rows(self, params, x, y, weights, clip, ord, x_norm),
-                            params, x, y, weights, clip, ord, x_norm)
 
 
 class CNN(Model):

@@ -6,7 +6,8 @@ import warnings
 
 import numpy as np
 
-__all__ = ["mean_band", "final_bars", "markdown_table", "plain_log_ticks", "symlog_limits"]
+__all__ = ["mean_band", "final_bars", "REFERENCE_STYLES", "reference_lines", "markdown_table", "plain_log_ticks",
+           "symlog_limits"]
 
 
 def mean_band(ax, x, runs, label=None, *, band_alpha: float = 0.2, skip_nan: bool = False, **kw):
@@ -47,6 +48,24 @@ def final_bars(ax, x, summaries, key, label=None, **kw):
     hi = np.array([float(np.asarray(r[key]["max"]).ravel()[-1]) for r in summaries])
     ax.errorbar(x, m, yerr=[m - lo, hi - m], capsize=3, marker="o", label=label, **kw)
     return m
+
+
+#: How a private curve's references are drawn beside it, in its colour: the same runs without
+#: noise and without clipping, and with the clipping but no noise (what clipping alone costs).
+REFERENCE_STYLES = {"non-private": "--", "clipped, no noise": ":"}
+
+
+def reference_lines(ax, x, refs, key, color=None):
+    """Draw a private curve's references (``refs``: kind of :data:`REFERENCE_STYLES` -> one summary
+    of :func:`fldp.verdicts.over_seeds` per point of ``x``) as the mean final ``key``, thin, in
+    ``color`` (default: the colour of the last line drawn), dashed or dotted by kind.  Returns the
+    means by kind."""
+    color = color or ax.get_lines()[-1].get_color()
+    out = {}
+    for kind, summaries in refs.items():
+        out[kind] = [float(np.asarray(r[key]["mean"]).ravel()[-1]) for r in summaries]
+        ax.plot(x, out[kind], ls=REFERENCE_STYLES[kind], color=color, lw=1.2)
+    return out
 
 
 def markdown_table(rows, digits: int = 4) -> str:

@@ -30,6 +30,7 @@ __all__ = [
     "holds_if", "inconclusive", "first", "combine", "negate", "mean_interval", "paired_greater",
     "ordering", "trend", "near_best", "best_setting", "grid_neighbours", "over_seeds",
     "final_values", "best_of", "equivalent", "not_worse", "gate_diverged", "untrained_accuracy", "untrained", "last_finite",
+    "settled_at",
     "gate_untrained", "clopper_pearson", "gate_power", "gate_resolution", "not_run"
 ]
 
@@ -618,6 +619,19 @@ def last_finite(curves: Any) -> tuple[np.ndarray, np.ndarray]:
     idx = np.where(ok.any(axis=1), c.shape[1] - 1 - np.argmax(ok[:, ::-1], axis=1), -1)
     vals = np.array([c[s, i] if i >= 0 else np.nan for s, i in enumerate(idx)], dtype=float)
     return vals, idx
+
+
+def settled_at(x: Sequence[float], y: Any, *, tol: float) -> Optional[float]:
+    """The first ``x`` from which the curve ``y`` (one value per ``x``; a mean over seeds, say)
+    stays within ``tol`` of its last value up to the end, or None when only the last point
+    does (the curve is still moving at the end of the run: it has not levelled off within it).
+    A reference run is "converged" at the cap only if this is well before the cap."""
+    y = np.asarray(y, dtype=float).ravel()
+    if len(y) != len(x) or len(y) == 0:
+        raise ValueError(f"x and y must have one value each and at least one, got {len(x)} and {len(y)}")
+    off = ~(np.abs(y - y[-1]) <= tol)  # NaN counts as off
+    i = int(np.nonzero(off)[0].max()) + 1 if off.any() else 0
+    return None if i >= len(y) - 1 else float(x[i])
 
 
 def clopper_pearson(successes: int, trials: int, *, alpha: float = 1 - LEVEL) -> tuple[float, float]:

@@ -69,3 +69,27 @@ def test_summaries_over_seeds_in_one_sweep_equal_plain_calls(tmp_path, module, s
             np.testing.assert_array_equal(out["eps_run"]["runs"], stored[k]["eps_run"]["runs"])
             np.testing.assert_array_equal(out["rounds"], stored[k]["rounds"])
         assert stored[k]["acc"]["runs"].shape[0] == 2
+
+
+def test_clipped_without_noise_is_the_non_private_run_clipped():
+    """``clip_only=True`` clips as the mechanism does and adds no noise: with a bound no row reaches
+    it equals the plain run bit for bit; with a tight bound it differs from it; it has no
+    calibration; and it must come with eps=None."""
+    base = dict(zhou.setting("laplace", None, 2, 3, xi1=300.0, xi2=10.0, q=0.5, **ZHOU_FIXED), seed=1)
+    plain = zhou.fedsgd_dpc_run(**base)
+    loose = zhou.fedsgd_dpc_run(**{**base, "clip_only": True, "xi": 1e9})
+    tight = zhou.fedsgd_dpc_run(**{**base, "clip_only": True, "xi": 1.0})
+    assert loose["loss"] == plain["loss"] and loose["acc"] == plain["acc"]
+    assert tight["loss"][-1] != plain["loss"][-1] and tight["calibration"] is None and tight["eps_run"] is None
+    with pytest.raises(ValueError, match="clip_only=True .* needs eps=None, got eps=1.0"):
+        zhou.fedsgd_dpc_run(**{**base, "eps": 1.0, "clip_only": True})
+
+
+def test_a_setting_added_later_keeps_the_keys_of_earlier_runs():
+    """``fedsgd_dpc_run.added_later``: the key leaves ``clip_only`` out at its default (so every
+    archived run keeps its key: test_run_keys.py pins one) and keys it when set."""
+    cfg = zhou_config()
+    assert S.run_key(zhou.fedsgd_dpc_run, cfg) == S.run_key(zhou.fedsgd_dpc_run, {**cfg, "clip_only": False})
+    assert S.run_key(zhou.fedsgd_dpc_run, cfg) != S.run_key(zhou.fedsgd_dpc_run, {**cfg, "eps": None, "clip_only": True})
+    assert S.run_key(zhou.fedsgd_dpc_run, {**cfg, "eps": None}) != \
+        S.run_key(zhou.fedsgd_dpc_run, {**cfg, "eps": None, "clip_only": True})

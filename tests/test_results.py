@@ -43,6 +43,22 @@ def test_mean_band_draws_a_one_point_curve_as_a_marker_with_its_range():
     plt.close(fig)
 
 
+def test_reference_lines_draw_the_final_means_in_the_curves_colour_by_kind():
+    import matplotlib.pyplot as plt
+
+    a = V.over_seeds(lambda s: {"acc": [0.1, s / 10]}, [1, 2, 6])  # finals 0.1, 0.2, 0.6: mean 0.3
+    b = V.over_seeds(lambda s: {"acc": 0.5 + s / 10}, [1, 2, 6])   # 0.6, 0.7, 1.1: mean 0.8
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 0], color="tab:red")
+    out = plots.reference_lines(ax, [1, 5], {"non-private": [a, b], "clipped, no noise": [b, a]}, "acc")
+    assert out == {"non-private": pytest.approx([0.3, 0.8]), "clipped, no noise": pytest.approx([0.8, 0.3])}
+    dashed, dotted = ax.lines[1], ax.lines[2]
+    assert dashed.get_linestyle() == "--" and dotted.get_linestyle() == ":"
+    assert dashed.get_color() == dotted.get_color() == "tab:red"
+    assert dashed.get_ydata() == pytest.approx([0.3, 0.8])
+    plt.close(fig)
+
+
 def test_final_bars_draws_each_settings_final_mean_with_its_range():
     import matplotlib.pyplot as plt
 

@@ -368,3 +368,14 @@ def test_over_seeds_bad_input():
         V.over_seeds(lambda s: {"a": 1.0} if s else {"b": 1.0}, [0, 1])
     with pytest.raises(ValueError, match="1-D sequence"):
         V.over_seeds(lambda s: np.zeros((2, 2)), [0, 1])
+
+
+def test_settled_at_is_the_first_point_from_which_the_curve_stays_near_its_end():
+    x = [0, 10, 20, 30, 40]
+    assert V.settled_at(x, [0.5, 0.80, 0.812, 0.809, 0.81], tol=0.005) == 20  # 0.80 is 0.01 off
+    assert V.settled_at(x, [0.5, 0.80, 0.812, 0.809, 0.81], tol=0.02) == 10
+    assert V.settled_at(x, [0.5, 0.6, 0.7, 0.8, 0.9], tol=0.005) is None    # still rising at the end
+    assert V.settled_at(x, [0.8, 0.8, 0.8, 0.8, 0.8], tol=0.0) == 0
+    assert V.settled_at(x, [0.8, float("nan"), 0.8, 0.8, 0.8], tol=0.01) == 20  # a NaN is never settled
+    with pytest.raises(ValueError, match="one value each"):
+        V.settled_at(x, [1.0, 2.0], tol=0.1)

@@ -96,11 +96,24 @@ def full_config(fn: Union[Callable, str], config: Mapping[str, Any], *, omit=())
     return {n: config.get(n, p.default) for n, p in params.items() if n not in omit}
 
 
+def _keyed(fn: Union[Callable, str], config: dict) -> dict:
+    """``config`` as its key reads it: an argument the run function gained after runs were stored
+    (listed in the function's ``added_later``) is left out while at its default, so the runs
+    stored before it keep their keys and stay valid (they ran at that default)."""
+    f = resolve(fn) if isinstance(fn, str) else fn
+    later = getattr(f, "added_later", ())
+    if not later:
+        return config
+    params = inspect.signature(f).parameters
+    return {k: v for k, v in config.items() if not (k in later and v == params[k].default)}
+
+
 def run_key(fn: Union[Callable, str], config: Mapping[str, Any]) -> str:
     """The content hash that names a run (32 hex digits of SHA-256): the function, its whole
     configuration with the defaults filled in (so spelling a default out changes nothing), and
     the code version; 20 and 20.0 are one value."""
-    ident = {"fn": fn_name(fn), "config": _key_form(normalise(full_config(fn, config))), "version": code_version(fn)}
+    ident = {"fn": fn_name(fn), "config": _key_form(normalise(_keyed(fn, full_config(fn, config)))),
+             "version": code_version(fn)}
     return hashlib.sha256(canonical(ident).encode()).hexdigest()[:32]
 
 

@@ -180,9 +180,10 @@ class DecayingRate:
 def config(*, mechanism: str, b: int, T: int, q: Optional[float] = None, xi: Optional[float] = None,
            lr: float = 0.05, lr_decay: float = 0.01, sampler: str = "round_robin",
            private: bool = True, seed: int = 0, eval_every: int = 1, eval_train: bool = True,
-           device: str = "cpu") -> engine.FLConfig:
+           device: str = "cpu", clip_only: bool = False) -> engine.FLConfig:
     """The engine configuration of FedSGD-DPC (Zhou et al., Algorithm 1).  ``private=False``
-    gives plain FedSGD with the same sampling and no clipping or noise.  The engine with:
+    gives plain FedSGD with the same sampling and no clipping or noise; with ``clip_only=True``
+    it clips as the mechanism does but adds no noise (what clipping alone costs).  The engine with:
 
     * b of N clients per round, chosen round robin (Algorithm 1's "round robin manner") or
       uniformly at random (Sec. IV-A: "randomly selected"), ``sampler``;
@@ -208,7 +209,7 @@ def config(*, mechanism: str, b: int, T: int, q: Optional[float] = None, xi: Opt
     return engine.FLConfig(
         num_rounds=T, local_steps=1, sampling="full" if q == 1 else "poisson",
         sample_rate=None if q == 1 else q, lr=lr, upload="gradient", server_lr=rate,
-        clip=xi if private else None, clip_mode="sample_grad" if private else None,
+        clip=xi if private or clip_only else None, clip_mode="sample_grad" if private or clip_only else None,
         clip_norm="l1" if mechanism == "laplace" else "l2", clients_per_round=b, sampler=sampler,
         aggregation="unbiased", noise=private, seed=seed, eval_every=eval_every,
         eval_train=eval_train, device=device)
@@ -230,13 +231,14 @@ def run(model: Model, data: FederatedData, *, mechanism: str = "laplace", eps: f
         xi: Optional[float] = None, rule: str = "paper", c2: Optional[float] = None,
         lr: float = 0.05, lr_decay: float = 0.01, sampler: str = "round_robin",
         private: bool = True, seed: int = 0, eval_every: int = 1, eval_train: bool = True,
-        observer: Optional[engine.Observer] = None, progress: bool = False, device: str = "cpu"):
+        observer: Optional[engine.Observer] = None, progress: bool = False, device: str = "cpu",
+        clip_only: bool = False):
     """Run FedSGD-DPC for T rounds; returns ``(history, calibration)`` (None when
-    ``private=False``).  The history's privacy records give the realised spend:
+    ``private=False``; ``clip_only``: with ``private=False``, clipped as the mechanism clips, no noise).  The history's privacy records give the realised spend:
     ``fldp.accounting.spent(history, delta=delta)``."""
     cfg, cal, up = _setting(data, mechanism=mechanism, eps=eps, b=b, T=T, delta=delta, q=q, xi=xi, rule=rule,
                             c2=c2, lr=lr, lr_decay=lr_decay, sampler=sampler, private=private, seed=seed,
-                            eval_every=eval_every, eval_train=eval_train, device=device)
+                            eval_every=eval_every, eval_train=eval_train, device=device, clip_only=clip_only)
     hist = engine.run(model, data, cfg, uplink=up, observer=observer, progress=progress,
                       desc=f"FedSGD-DPC {mechanism} b={b} T={T} eps={eps if private else 'inf'}")
     return hist, cal
@@ -255,11 +257,14 @@ def run_many(model: Model, data: FederatedData, settings) -> list:
 def _setting(data: FederatedData, *, mechanism: str = "laplace", eps: float = 1.0, b: int = 1, T: int = 50,
              delta: float = 1e-5, q: Optional[float] = None, xi: Optional[float] = None, rule: str = "paper",
              c2: Optional[float] = None, lr: float = 0.05, lr_decay: float = 0.01, sampler: str = "round_robin",
-             private: bool = True, seed: int = 0, eval_every: int = 1, eval_train: bool = True, device: str = "cpu"):
+             private: bool = True, seed: int = 0, eval_every: int = 1, eval_train: bool = True, device: str = "cpu",
+             clip_only: bool = False):
     """One run's engine configuration, calibration (None when not private) and uplink hook."""
+    if private and clip_only:
+        raise ValueError("clip_only=True is the clipping without the noise: it needs private=False")
     cfg = config(mechanism=mechanism, b=b, T=T, q=q, xi=xi, lr=lr, lr_decay=lr_decay,
                  sampler=sampler, private=private, seed=seed, eval_every=eval_every,
-                 eval_train=eval_train, device=device)
+                 eval_train=eval_train, device=device, clip_only=clip_only)
     cal = None
     if private:
         cal = calibrate(mechanism=mechanism, eps=eps, b=b, T=T, N=data.num_clients,

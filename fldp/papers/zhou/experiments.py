@@ -48,13 +48,14 @@ def fedsgd_dpc_run(*, mechanism: str, eps: Optional[float], b: int, T: int, N: i
                    sampler: str = "round_robin", seed: int = 0, dataset: str = "mnist",
                    split: Optional[str] = "classes", data_seed: int = 0, subsample: Optional[int] = None,
                    max_test: Optional[int] = None, pixels: str = "unit", model: str = "logreg",
-                   eval_every: int = 1) -> dict:
+                   eval_every: int = 1, clip_only: bool = False) -> dict:
     """One FedSGD-DPC run (Zhou et al., Algorithm 1; Sec. VII's setting), as the run store keeps it.
 
     The data: ``dataset`` split over ``N`` clients by ``split`` with ``data_seed`` (fixed across
     the run seeds), ``subsample`` training rows (None: all), ``max_test`` test rows, ``pixels``;
     the model ``model`` (a key of :data:`MODELS`); the algorithm: ``mechanism`` (``"laplace"``
-    or ``"gaussian"``), budget ``eps`` (None: plain FedSGD, no clipping or noise), ``b`` clients
+    or ``"gaussian"``), budget ``eps`` (None: plain FedSGD, no clipping or noise; with
+    ``clip_only=True``: clipped as the mechanism clips, no noise), ``b`` clients
     per round, ``T`` rounds, clip ``xi`` and sampling rate ``q`` (None: the paper's defaults),
     noise ``rule``, ``c2``, ``lr`` decaying by ``lr_decay``, ``sampler``; ``seed`` the run's
     seed (initial model, noise, batches); evaluated every ``eval_every`` rounds.
@@ -67,7 +68,8 @@ def fedsgd_dpc_run(*, mechanism: str, eps: Optional[float], b: int, T: int, N: i
     fed = federated_data(dataset, N, split, data_seed, subsample, max_test, pixels)
     h, cal = alg.run(MODELS[model](), fed, **_algorithm_args(mechanism=mechanism, eps=eps, b=b, T=T, delta=delta,
                                                              xi=xi, q=q, rule=rule, c2=c2, lr=lr, lr_decay=lr_decay,
-                                                             sampler=sampler, seed=seed, eval_every=eval_every))
+                                                             sampler=sampler, seed=seed, eval_every=eval_every,
+                                                             clip_only=clip_only))
     return _record(h, cal)
 
 
@@ -98,12 +100,16 @@ def fedsgd_dpc_runs(configs: Sequence[Mapping[str, Any]]) -> list:
 
 fedsgd_dpc_run.together = fedsgd_dpc_runs
 fedsgd_dpc_run.together_over = TOGETHER_OVER
+fedsgd_dpc_run.added_later = ("clip_only",)  # the key leaves it out at its default: earlier runs keep their keys
 
 
-def _algorithm_args(*, mechanism, eps, b, T, delta, xi, q, rule, c2, lr, lr_decay, sampler, seed, eval_every) -> dict:
+def _algorithm_args(*, mechanism, eps, b, T, delta, xi, q, rule, c2, lr, lr_decay, sampler, seed, eval_every,
+                    clip_only=False) -> dict:
+    if clip_only and eps is not None:
+        raise ValueError(f"clip_only=True is the mechanism's clipping without its noise: it needs eps=None, got eps={eps}")
     return dict(mechanism=mechanism, eps=1.0 if eps is None else eps, b=b, T=T, delta=delta, q=q, xi=xi, rule=rule,
                 c2=c2, lr=lr, lr_decay=lr_decay, sampler=sampler, private=eps is not None, seed=seed,
-                eval_every=eval_every)
+                eval_every=eval_every, clip_only=clip_only)
 
 
 def _record(h, cal) -> dict:

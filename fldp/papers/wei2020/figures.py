@@ -91,7 +91,7 @@ def fig_lemma1_ratio_vs_C_m(*, ratio_C: dict, ratio_m: dict, gd: dict, model_nor
 
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.8))
     a1.loglog(list(ratio_C), list(ratio_C.values()), "o-", label="SGD, default regime")
-    for g, mk in zip(gd.values(), "s^"):
+    for g, mk in zip(gd.values(), "s^Dv"):
         a1.loglog(list(g["ratio_vs_C"]), list(g["ratio_vs_C"].values()), mk + "--",
                   label=f"full-batch GD to convergence, mu {g['mu']:g}")
     a1.axvline(model_norm, color="0.5", ls=":", label="model norm ||w||")

@@ -354,3 +354,52 @@ def test_plot_helpers_keep_curves_inside_the_frame_and_ticks_plain():
     labels = {t.get_text() for t in ax.yaxis.get_minorticklabels() + ax.yaxis.get_majorticklabels()} - {""}
     assert {"0.3", "0.6"} <= labels and not any("e" in t or "times" in t for t in labels)
     plt.close(fig)
+
+
+def test_fig_T_judges_only_schedules_whose_noise_grows_with_T():
+    """At L = 1, K-random's server noise is 0 at every T of a grid below its switch (Lemma 4), so
+    its broadcast noise is flat in T and Remark 4's trade-off cannot show: it is reported with the
+    reason, and the claim is judged on all clients (whose sigma_D grows past T = L sqrt(N))."""
+    T_list = [5, 10, 20, 30, 50]
+    bowl = np.array([0.5, 0.35, 0.30, 0.36, 0.45]) + (np.arange(5) * 0.01)[:, None]
+    down = np.array([0.5, 0.4, 0.3, 0.2, 0.1]) + (np.arange(5) * 0.01)[:, None]
+    runner = FakeRunner(1, lambda e, v, k: down if k else bowl)
+    assert runner.calibration(60, T=50, K=20).sigma_D == 0 and runner.calibration(60, T=50).sigma_D > 0
+    _, (interior, _) = sim.fig_T(runner, NoRec(), eps_T=[60], T_list=T_list, K=20, K_eps=[60], name="t")
+    assert interior.verdict.verdict == "holds"  # all clients' bowl alone; K-random's falling curve is not judged
+    flat = interior.measured["reported, not judged"]["eps = 60, K = 20"]
+    assert flat.startswith("not judged: the broadcast noise is") and "near-best T: fails" in flat
+    noise = interior.measured["eps = 60, K = 20"]["broadcast noise over T"]
+    assert len(set(noise)) == 1 and interior.measured["eps = 60, K = 50"]["broadcast noise over T"][-1] > noise[0]
+    only_flat = FakeRunner(1, lambda e, v, k: down)
+    _, (nothing, _) = sim.fig_T(only_flat, NoRec(), eps_T=[60], T_list=[2, 4, 6], K=20, K_eps=[60], name="t")
+    assert nothing.verdict.label == "inconclusive: no-power"  # T <= L sqrt(N) = 7.07: no schedule's noise grows
+
+
+def test_eps_accuracy_check_orders_from_the_noiseless_baseline_down():
+    acc = lambda *v: ({"test_acc": {"runs": np.array([[0.1, x] for x in v])}}, None)  # noqa: E731
+    base = np.array([0.90, 0.91, 0.92, 0.93, 0.94])
+    groups = {sim.CLIP: acc(*base), 100: acc(*(base - 0.02)), 50: acc(*(base - 0.05)), None: acc(*base)}
+    chk = sim.eps_accuracy_check(groups, eps_list=[50, 100], K=None)
+    assert chk.verdict.verdict == "holds" and chk.claim.id == "Fig. 3 (accuracy)"
+    assert list(chk.measured["mean final accuracy"]) == ["clipped, no noise", "eps = 100", "eps = 50"]
+    assert chk.measured["mean final accuracy"]["eps = 50"] == pytest.approx(0.87)
+    groups[100] = acc(*(base - 0.06))  # eps = 100 below eps = 50 by a point on every seed
+    assert sim.eps_accuracy_check(groups, eps_list=[50, 100], K=20).verdict.verdict == "fails"
+
+
+def test_clients_noise_gap_is_the_private_minus_the_non_private_loss_of_the_same_N_and_seed():
+    class Plain(FakeRunner):
+        def runs_many(self, requests):  # the non-private test loss: 0.3 at every N and seed
+            return {n: ({"test_loss": {"runs": np.full((5, 2), 0.3)}}, None) for n in requests}
+
+    private = {n: ({"test_loss": {"runs": np.column_stack([np.ones(5), 0.3 + g + 0.001 * np.arange(5)])}}, None)
+               for n, g in ((50, 0.05), (100, 0.02))}
+    chk = sim.clients_noise_gap(Plain(1, None), NoRec(), private, eps=60, N_list=[50, 100], m=600, name="g")
+    assert chk.measured["mean gap"] == {"N = 50": pytest.approx(0.052), "N = 100": pytest.approx(0.022)}
+    assert chk.verdict.verdict == "holds" and chk.claim.kind == "derived"  # 0.03 > 0.003 on every seed
+    private[100] = private[50]
+    assert sim.clients_noise_gap(Plain(1, None), NoRec(), private, eps=60, N_list=[50, 100], m=600,
+                                 name="g").verdict.label == "inconclusive: spread"  # equal gaps: within 0.003
+    import matplotlib.pyplot as plt
+    plt.close("all")

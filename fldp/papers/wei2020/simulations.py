@@ -560,9 +560,9 @@ def clients_noise_gap(runner: Runner, rec, groups: Dict, *, eps: float, N_list: 
         a.grid(alpha=0.3); a.legend(fontsize=8)
     rec.savefig(fig, name)
     rec.add(name, {"N": list(N_list), "metric": metric, "private": private, "nonprivate": plain, "gap": gap})
-    labels = [f"N = {n}" for n in N_list]
-    verdict = V.ordering(list(gap.T), labels, min_effect=claims.sim_clients_noise(eps=eps).min_effect)
-    return Check(claims.sim_clients_noise(eps=eps), verdict,
+    labels, claim = [f"N = {n}" for n in N_list], claims.sim_clients_noise(eps=eps)
+    verdict = V.ordering(list(gap.T), labels, min_effect=claim.min_effect)
+    return Check(claim, verdict,
                  {"mean gap": {lab: round(float(g.mean()), 5) for lab, g in zip(labels, gap.T)},
                   "mean non-private": {lab: round(float(p.mean()), 5) for lab, p in zip(labels, plain.T)}},
                  note=f"judged on the {metric.replace('_', ' ')}; the non-private runs of each N hold the same data as "
